@@ -1,0 +1,1 @@
+//! gz-joint-sim (placeholder)

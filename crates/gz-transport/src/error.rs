@@ -1,0 +1,19 @@
+/// Errors of the transport API. Bad *incoming* data is never an error of the API: it is
+/// dropped, counted and logged at debug level.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid topic name {topic:?}: {reason}")]
+    InvalidTopic { topic: String, reason: &'static str },
+    #[error("invalid partition {partition:?}: {reason}")]
+    InvalidPartition { partition: String, reason: &'static str },
+    #[error("topic {topic:?} is already advertised by this node with type {existing}")]
+    AlreadyAdvertised { topic: String, existing: String },
+    #[error("environment variable {name}={value:?} is invalid: {reason}")]
+    InvalidEnv { name: &'static str, value: String, reason: String },
+    #[error("zeromq: {0}")]
+    Zmq(#[from] zmq::Error),
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("the transport node has shut down")]
+    Closed,
+}

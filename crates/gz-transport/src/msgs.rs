@@ -1,0 +1,272 @@
+//! The gz-msgs messages the bridge needs, with field numbers equal to gz-msgs
+//! (`proto/gz/msgs/*.proto`), written as prost derives so no `protoc` is needed.
+//!
+//! The wire bytes of a message do not depend on the package prefix; only the type
+//! name sent in the 4th ZeroMQ frame and in discovery does (`gz.msgs.Double` for
+//! Harmonic, `ignition.msgs.Double` for Fortress). See [`MsgsPrefix`].
+
+use std::fmt;
+
+/// The package prefix of gz-msgs type names: `gz.msgs.` (Harmonic and later) or
+/// `ignition.msgs.` (Fortress). Typed peers only exchange messages whose type names match,
+/// so a bridge must use the prefix of the Gazebo it talks to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MsgsPrefix {
+    /// `gz.msgs.` — Gazebo Garden/Harmonic/Ionic/Jetty.
+    #[default]
+    Gz,
+    /// `ignition.msgs.` — Ignition Fortress and older.
+    Ignition,
+}
+
+impl MsgsPrefix {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MsgsPrefix::Gz => "gz.msgs.",
+            MsgsPrefix::Ignition => "ignition.msgs.",
+        }
+    }
+
+    /// Full type name, e.g. `gz.msgs.Double`.
+    pub fn type_name(self, short: &str) -> String {
+        format!("{}{}", self.as_str(), short)
+    }
+}
+
+impl fmt::Display for MsgsPrefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for MsgsPrefix {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "gz.msgs." | "gz.msgs" | "gz" | "harmonic" => Ok(MsgsPrefix::Gz),
+            "ignition.msgs." | "ignition.msgs" | "ignition" | "fortress" => Ok(MsgsPrefix::Ignition),
+            other => Err(format!(
+                "unknown gz message prefix {other:?}: expected \"gz.msgs.\" (Harmonic) or \"ignition.msgs.\" (Fortress)"
+            )),
+        }
+    }
+}
+
+/// A gz-msgs message type: protobuf encoding plus its short type name (`"Double"`).
+pub trait GzMessage: prost::Message + Default + Send + 'static {
+    /// The unqualified type name, e.g. `"Double"`; the full name is prefix + this.
+    const SHORT_NAME: &'static str;
+}
+
+macro_rules! gz_message {
+    ($($t:ident),* $(,)?) => {$(
+        impl GzMessage for $t {
+            const SHORT_NAME: &'static str = stringify!($t);
+        }
+    )*};
+}
+
+/// `gz.msgs.Time`
+#[derive(Clone, Copy, PartialEq, prost::Message)]
+pub struct Time {
+    #[prost(int64, tag = "1")]
+    pub sec: i64,
+    #[prost(int32, tag = "2")]
+    pub nsec: i32,
+}
+
+impl Time {
+    pub fn from_secs_f64(t: f64) -> Time {
+        let sec = t.floor();
+        Time { sec: sec as i64, nsec: ((t - sec) * 1e9).round().min(999_999_999.0) as i32 }
+    }
+    pub fn as_secs_f64(&self) -> f64 {
+        self.sec as f64 + self.nsec as f64 * 1e-9
+    }
+    pub fn as_nanos(&self) -> i128 {
+        self.sec as i128 * 1_000_000_000 + self.nsec as i128
+    }
+}
+
+/// `gz.msgs.Header.Map`
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HeaderMap {
+    #[prost(string, tag = "1")]
+    pub key: String,
+    #[prost(string, repeated, tag = "2")]
+    pub value: Vec<String>,
+}
+
+/// `gz.msgs.Header`
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Header {
+    #[prost(message, optional, tag = "1")]
+    pub stamp: Option<Time>,
+    #[prost(message, repeated, tag = "2")]
+    pub data: Vec<HeaderMap>,
+}
+
+/// `gz.msgs.Double`
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Double {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(double, tag = "2")]
+    pub data: f64,
+}
+
+/// `gz.msgs.Vector3d`
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Vector3d {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(double, tag = "2")]
+    pub x: f64,
+    #[prost(double, tag = "3")]
+    pub y: f64,
+    #[prost(double, tag = "4")]
+    pub z: f64,
+}
+
+/// `gz.msgs.Quaternion`
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Quaternion {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(double, tag = "2")]
+    pub x: f64,
+    #[prost(double, tag = "3")]
+    pub y: f64,
+    #[prost(double, tag = "4")]
+    pub z: f64,
+    #[prost(double, tag = "5")]
+    pub w: f64,
+}
+
+/// `gz.msgs.Pose`
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Pose {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(string, tag = "2")]
+    pub name: String,
+    #[prost(uint32, tag = "3")]
+    pub id: u32,
+    #[prost(message, optional, tag = "4")]
+    pub position: Option<Vector3d>,
+    #[prost(message, optional, tag = "5")]
+    pub orientation: Option<Quaternion>,
+}
+
+/// `gz.msgs.Axis`
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Axis {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(message, optional, tag = "2")]
+    pub xyz: Option<Vector3d>,
+    #[prost(double, tag = "3")]
+    pub limit_lower: f64,
+    #[prost(double, tag = "4")]
+    pub limit_upper: f64,
+    #[prost(double, tag = "5")]
+    pub limit_effort: f64,
+    #[prost(double, tag = "6")]
+    pub limit_velocity: f64,
+    #[prost(double, tag = "7")]
+    pub damping: f64,
+    #[prost(double, tag = "8")]
+    pub friction: f64,
+    #[prost(double, tag = "10")]
+    pub position: f64,
+    #[prost(double, tag = "11")]
+    pub velocity: f64,
+    #[prost(double, tag = "12")]
+    pub force: f64,
+    #[prost(double, tag = "13")]
+    pub acceleration: f64,
+    #[prost(string, tag = "14")]
+    pub xyz_expressed_in: String,
+}
+
+/// `gz.msgs.Joint.Type`
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+#[repr(i32)]
+pub enum JointType {
+    Revolute = 0,
+    Revolute2 = 1,
+    Prismatic = 2,
+    Universal = 3,
+    Ball = 4,
+    Screw = 5,
+    Gearbox = 6,
+    Fixed = 7,
+    Continuous = 8,
+}
+
+/// `gz.msgs.Joint` (the fields a joint-state bridge uses; others are skipped on decode)
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Joint {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(string, tag = "2")]
+    pub name: String,
+    #[prost(uint32, tag = "3")]
+    pub id: u32,
+    #[prost(enumeration = "JointType", tag = "4")]
+    pub r#type: i32,
+    #[prost(string, tag = "5")]
+    pub parent: String,
+    #[prost(uint32, tag = "6")]
+    pub parent_id: u32,
+    #[prost(string, tag = "7")]
+    pub child: String,
+    #[prost(uint32, tag = "8")]
+    pub child_id: u32,
+    #[prost(message, optional, tag = "9")]
+    pub pose: Option<Pose>,
+    #[prost(message, optional, tag = "10")]
+    pub axis1: Option<Axis>,
+    #[prost(message, optional, tag = "11")]
+    pub axis2: Option<Axis>,
+}
+
+/// `gz.msgs.Model` (what a JointStatePublisher fills; links, visuals etc. are skipped on decode)
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Model {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(string, tag = "2")]
+    pub name: String,
+    #[prost(uint32, tag = "3")]
+    pub id: u32,
+    #[prost(bool, tag = "4")]
+    pub is_static: bool,
+    #[prost(message, optional, tag = "5")]
+    pub pose: Option<Pose>,
+    #[prost(message, repeated, tag = "6")]
+    pub joint: Vec<Joint>,
+    #[prost(bool, tag = "8")]
+    pub deleted: bool,
+    #[prost(message, optional, tag = "10")]
+    pub scale: Option<Vector3d>,
+    #[prost(bool, tag = "11")]
+    pub self_collide: bool,
+    #[prost(message, repeated, tag = "12")]
+    pub model: Vec<Model>,
+}
+
+/// `gz.msgs.Clock`
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Clock {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(message, optional, tag = "2")]
+    pub system: Option<Time>,
+    #[prost(message, optional, tag = "3")]
+    pub real: Option<Time>,
+    #[prost(message, optional, tag = "4")]
+    pub sim: Option<Time>,
+}
+
+gz_message!(Time, Header, Double, Vector3d, Quaternion, Pose, Axis, Joint, Model, Clock);
