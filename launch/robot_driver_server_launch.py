@@ -1,0 +1,69 @@
+"""Start the robot driver bridge for one Gazebo robot.
+
+Arguments:
+  name            node name, and the key of the parameter block applied from the config file
+                  (default: ur3e_1)
+  config_file     YAML parameter file (default: <share>/sas_robot_driver_gazebo/config/config.yaml)
+  implementation  cpp    -> the native node sas_robot_driver_ros_gazebo_node (default)
+                  python -> the script sas_robot_driver_ros_gazebo.py, which runs the same
+                            Rust driver and loop through the Python module
+
+Example:
+  ros2 launch sas_robot_driver_gazebo robot_driver_server_launch.py name:=ur3e_1 implementation:=python
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import LaunchConfigurationEquals
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+PACKAGE = "sas_robot_driver_gazebo"
+
+
+def generate_launch_description():
+    default_config = os.path.join(get_package_share_directory(PACKAGE), "config", "config.yaml")
+    name = LaunchConfiguration("name")
+    config_file = LaunchConfiguration("config_file")
+
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument(
+                "name",
+                default_value="ur3e_1",
+                description="Node name; the parameter block with this key is applied.",
+            ),
+            DeclareLaunchArgument(
+                "config_file",
+                default_value=default_config,
+                description="YAML parameter file.",
+            ),
+            DeclareLaunchArgument(
+                "implementation",
+                default_value="cpp",
+                choices=["cpp", "python"],
+                description="cpp: native node; python: the script through the Python module.",
+            ),
+            Node(
+                package=PACKAGE,
+                executable="sas_robot_driver_ros_gazebo_node",
+                name=name,
+                parameters=[config_file],
+                output="screen",
+                emulate_tty=True,
+                condition=LaunchConfigurationEquals("implementation", "cpp"),
+            ),
+            Node(
+                package=PACKAGE,
+                executable="sas_robot_driver_ros_gazebo.py",
+                name=name,
+                parameters=[config_file],
+                output="screen",
+                emulate_tty=True,
+                condition=LaunchConfigurationEquals("implementation", "python"),
+            ),
+        ]
+    )
