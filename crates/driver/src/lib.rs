@@ -1,1 +1,53 @@
-//! driver (placeholder)
+//! The Gazebo robot driver core of the bridge: receives Gazebo's joint states (`gz.msgs.Model`
+//! from a JointStatePublisher) into a joint-state cache and forwards target joint positions to
+//! Gazebo's JointPositionController topics (`gz.msgs.Double`, one per joint). It knows nothing
+//! of ROS or Python; the ROS node, the Python module and the multi-robot composer bind it.
+//!
+//! ```no_run
+//! use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration, ShutdownToken};
+//!
+//! let config = RobotDriverGazeboConfiguration::new(
+//!     ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint"],
+//!     "/model/ur3e/joint/",
+//!     "/world/ur3e_world/model/ur3e/joint_state",
+//! );
+//! let driver = RobotDriverGazebo::new(config, None)?;
+//! driver.connect()?;
+//! driver.initialize_with(&ShutdownToken::new())?; // blocks until every joint was seen
+//! let q = driver.get_joint_positions()?;
+//! driver.set_target_joint_positions(&q)?;
+//! driver.forward_targets()?; // the control loop calls this every period
+//! driver.disconnect();
+//! # Ok::<(), sas_robot_driver_gazebo::DriverError>(())
+//! ```
+//!
+//! Key design decision: Gazebo's messages are written into the cache on the transport's own
+//! receive thread, and that write never waits for anyone. The original's Python path held the
+//! interpreter lock while its control loop slept, so the Gazebo callback starved and joints were
+//! reported seconds late. Here the cache is a sequence lock ([`JointStateCache`]): the single
+//! writer publishes a whole message at once, readers copy a consistent snapshot without a lock
+//! and retry in the rare case a write overlapped their copy. A mutex and an `ArcSwap` were
+//! measured against it (`benches/cache_choice.rs`); the sequence lock reads fastest, keeps the
+//! writer from ever waiting on a reader, and allocates nothing on either side.
+//!
+//! Everything here is `Send + Sync`: one [`RobotDriverGazebo`] can sit in an `Arc` shared by a
+//! control loop, a ROS executor and Python threads.
+
+#![warn(missing_docs)]
+
+mod cache;
+mod config;
+mod driver;
+mod error;
+mod receive;
+mod shutdown;
+mod target;
+
+pub use cache::{JointSample, JointSnapshot, JointStateCache};
+pub use config::{ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration};
+pub use driver::{DriverState, RobotDriverGazebo};
+pub use error::{DriverError, ErrorKind};
+pub use gz_transport::msgs::Time as SimTime;
+pub use receive::ModelReceiver;
+pub use shutdown::ShutdownToken;
+pub use target::TargetOutcome;

@@ -1,0 +1,181 @@
+//! The receive path, measured piece by piece on a message shaped like the one Gazebo's
+//! JointStatePublisher sends for the UR3e (header stamp, pose, six joints with ids, parents,
+//! children, poses and full `axis1`):
+//!
+//! * `snapshot_read`: a reader copying the cache (what a control loop does every period).
+//! * `receive_cpu/decode_and_write`: per-message CPU of the receive callback's work —
+//!   protobuf decode plus `ModelReceiver::receive`; `receive_cpu/write_only` without decode.
+//! * `callback_to_visible`: from the callback starting its write until a reader thread
+//!   polling snapshots sees the new message.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use gz_transport::msgs::{Axis, Header, Joint, Model, Pose, Quaternion, Vector3d};
+use prost::Message;
+use sas_robot_driver_gazebo::{JointSnapshot, JointStateCache, ModelReceiver, SimTime};
+
+const UR3E_JOINTS: [&str; 6] = [
+    "shoulder_pan_joint",
+    "shoulder_lift_joint",
+    "elbow_joint",
+    "wrist_1_joint",
+    "wrist_2_joint",
+    "wrist_3_joint",
+];
+
+fn pose(name: &str) -> Pose {
+    Pose {
+        header: None,
+        name: name.into(),
+        id: 7,
+        position: Some(Vector3d {
+            header: None,
+            x: 0.1,
+            y: 0.2,
+            z: 0.3,
+        }),
+        orientation: Some(Quaternion {
+            header: None,
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            w: 1.0,
+        }),
+    }
+}
+
+fn joint_state_message() -> Model {
+    Model {
+        header: Some(Header {
+            stamp: Some(SimTime {
+                sec: 12,
+                nsec: 340_000_000,
+            }),
+            data: vec![],
+        }),
+        name: "ur3e".into(),
+        id: 9,
+        pose: Some(pose("ur3e")),
+        joint: UR3E_JOINTS
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Joint {
+                name: (*name).into(),
+                id: 20 + i as u32,
+                parent: format!("link_{i}"),
+                child: format!("link_{}", i + 1),
+                pose: Some(pose(name)),
+                axis1: Some(Axis {
+                    xyz: Some(Vector3d {
+                        header: None,
+                        x: 0.0,
+                        y: 0.0,
+                        z: 1.0,
+                    }),
+                    limit_lower: -6.283,
+                    limit_upper: 6.283,
+                    damping: 0.0,
+                    position: 0.1 * i as f64,
+                    velocity: 0.01,
+                    force: 1.5,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn receiver() -> (Arc<JointStateCache>, ModelReceiver) {
+    let names: Vec<String> = UR3E_JOINTS.iter().map(|n| n.to_string()).collect();
+    let cache = Arc::new(JointStateCache::new(names.len()));
+    (cache.clone(), ModelReceiver::new(cache, &names))
+}
+
+fn snapshot_read(c: &mut Criterion) {
+    let (cache, mut receiver) = receiver();
+    receiver.receive(&joint_state_message(), Instant::now());
+    let mut out = JointSnapshot::new(UR3E_JOINTS.len());
+    c.bench_function("snapshot_read/ur3e_6", |b| {
+        b.iter(|| {
+            cache.read(&mut out);
+            black_box(&out);
+        })
+    });
+}
+
+fn receive_cpu(c: &mut Criterion) {
+    let model = joint_state_message();
+    let bytes = model.encode_to_vec();
+    let (_cache, mut receiver) = receiver();
+    c.bench_function("receive_cpu/decode_and_write/ur3e_6", |b| {
+        b.iter(|| {
+            let model = Model::decode(black_box(bytes.as_slice())).unwrap();
+            receiver.receive(&model, Instant::now())
+        })
+    });
+    c.bench_function("receive_cpu/write_only/ur3e_6", |b| {
+        b.iter(|| receiver.receive(black_box(&model), Instant::now()))
+    });
+}
+
+fn callback_to_visible(c: &mut Criterion) {
+    let (cache, mut receiver) = receiver();
+    let model = joint_state_message();
+    let base = Instant::now();
+    // The reader publishes (sequence it saw, when it saw it) for the writer to collect.
+    let seen_sequence = Arc::new(AtomicU64::new(0));
+    let seen_at_nanos = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (cache, seen_sequence, seen_at_nanos, stop) = (
+            cache.clone(),
+            seen_sequence.clone(),
+            seen_at_nanos.clone(),
+            stop.clone(),
+        );
+        thread::spawn(move || {
+            let mut out = JointSnapshot::new(UR3E_JOINTS.len());
+            while !stop.load(Ordering::Relaxed) {
+                cache.read(&mut out);
+                if out.sequence > seen_sequence.load(Ordering::Relaxed) {
+                    seen_at_nanos.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    seen_sequence.store(out.sequence, Ordering::Release);
+                }
+            }
+        })
+    };
+    c.bench_function("callback_to_visible/ur3e_6", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let start = Instant::now();
+                let sequence = receiver.receive(&model, start).unwrap();
+                while seen_sequence.load(Ordering::Acquire) < sequence {
+                    std::hint::spin_loop();
+                }
+                let seen_at = base + Duration::from_nanos(seen_at_nanos.load(Ordering::Relaxed));
+                total += seen_at.saturating_duration_since(start);
+            }
+            total
+        })
+    });
+    stop.store(true, Ordering::Relaxed);
+    reader.join().unwrap();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(30)
+}
+
+criterion_group! { name = benches; config = config(); targets = snapshot_read, receive_cpu, callback_to_visible }
+criterion_main!(benches);

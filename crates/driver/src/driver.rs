@@ -1,0 +1,506 @@
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gz_transport::msgs::{Double, Model};
+use gz_transport::{MessageInfo, Node, NodeOptions, Publisher, Subscription};
+use parking_lot::{Mutex, RwLock};
+
+use crate::cache::Interest;
+use crate::target::{apply_limits, check_shape, RateLimitedWarning};
+use crate::{
+    DriverError, ForwardMode, JointSnapshot, JointStateCache, ModelReceiver,
+    RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
+};
+
+/// How often a waiting `initialize()` logs which joints are still missing.
+const INITIALIZE_PROGRESS_INTERVAL: Duration = Duration::from_secs(2);
+/// At most one clamp warning per this interval.
+const CLAMP_WARNING_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Where the driver is in its lifecycle (the original's connect → initialize → deinitialize →
+/// disconnect).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum DriverState {
+    /// No transport endpoints. Snapshots can be read (they hold whatever was received
+    /// before).
+    Disconnected = 0,
+    /// Command topics advertised, joint states flowing into the cache; getters and targets
+    /// not yet available.
+    Connected = 1,
+    /// Every joint seen, limits captured: getters work, targets are accepted and forwarded.
+    Initialized = 2,
+}
+
+impl DriverState {
+    fn from_u8(value: u8) -> DriverState {
+        match value {
+            0 => DriverState::Disconnected,
+            1 => DriverState::Connected,
+            _ => DriverState::Initialized,
+        }
+    }
+}
+
+/// The transport endpoints that exist while connected.
+struct Links {
+    /// One per joint, in configuration order.
+    publishers: Vec<Publisher<Double>>,
+    _joint_states: Subscription,
+}
+
+/// The latest accepted target and what was forwarded of it.
+struct Target {
+    values: Vec<f64>,
+    present: bool,
+    /// Bumped on every accepted target.
+    generation: u64,
+    /// Generation and instant of the last publication.
+    forwarded: Option<(u64, Instant)>,
+}
+
+/// A robot simulated in Gazebo, seen through gz-transport: joint states in from a
+/// JointStatePublisher, position targets out to one JointPositionController topic per joint.
+///
+/// All methods take `&self`; the driver is `Send + Sync`, so it can be shared in an `Arc` by
+/// a control loop, a ROS executor and Python threads. Joint states are written on the
+/// transport's receive thread and never wait for any of them.
+pub struct RobotDriverGazebo {
+    config: RobotDriverGazeboConfiguration,
+    node: Node,
+    cache: Arc<JointStateCache>,
+    state: AtomicU8,
+    /// Serialises lifecycle transitions (never held while `initialize` waits).
+    lifecycle: Mutex<()>,
+    links: Mutex<Option<Links>>,
+    /// (lower, upper), captured at `initialize()`.
+    limits: RwLock<(Vec<f64>, Vec<f64>)>,
+    target: Mutex<Target>,
+    clamp_warning: RateLimitedWarning,
+}
+
+impl RobotDriverGazebo {
+    /// Validates `config` and creates the driver, in state `Disconnected`.
+    ///
+    /// `node` lets several drivers share one gz-transport node (one discovery participant,
+    /// one ZeroMQ context); its message prefix, and its partition if the configuration sets
+    /// one, must match the configuration. With `None` the driver creates its own node from
+    /// the configuration (partition override, else the environment).
+    ///
+    /// # Errors
+    /// An invalid configuration, a mismatching shared node, or a node that cannot be created.
+    pub fn new(
+        config: RobotDriverGazeboConfiguration,
+        node: Option<Node>,
+    ) -> Result<Self, DriverError> {
+        config.validate()?;
+        let node = match node {
+            Some(node) => {
+                if node.msgs_prefix() != config.msgs_prefix {
+                    return Err(DriverError::NodeMismatch {
+                        what: "msgs_prefix",
+                        node: node.msgs_prefix().to_string(),
+                        configuration: config.msgs_prefix.to_string(),
+                    });
+                }
+                if let Some(partition) = &config.partition {
+                    if node.partition() != partition {
+                        return Err(DriverError::NodeMismatch {
+                            what: "partition",
+                            node: node.partition().to_string(),
+                            configuration: partition.clone(),
+                        });
+                    }
+                }
+                node
+            }
+            None => Node::with_options(NodeOptions {
+                partition: config.partition.clone(),
+                namespace: None,
+                msgs_prefix: config.msgs_prefix,
+            })
+            .map_err(DriverError::Node)?,
+        };
+        let joint_count = config.joint_names.len();
+        Ok(RobotDriverGazebo {
+            node,
+            cache: Arc::new(JointStateCache::new(joint_count)),
+            state: AtomicU8::new(DriverState::Disconnected as u8),
+            lifecycle: Mutex::new(()),
+            links: Mutex::new(None),
+            limits: RwLock::new((Vec::new(), Vec::new())),
+            target: Mutex::new(Target {
+                values: vec![0.0; joint_count],
+                present: false,
+                generation: 0,
+                forwarded: None,
+            }),
+            clamp_warning: RateLimitedWarning::new(CLAMP_WARNING_INTERVAL),
+            config,
+        })
+    }
+
+    /// The configuration the driver was built with.
+    pub fn configuration(&self) -> &RobotDriverGazeboConfiguration {
+        &self.config
+    }
+
+    /// The gz-transport node the driver uses (its own or the shared one).
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    /// The current lifecycle state.
+    pub fn state(&self) -> DriverState {
+        DriverState::from_u8(self.state.load(Ordering::SeqCst))
+    }
+
+    fn set_state(&self, state: DriverState) {
+        self.state.store(state as u8, Ordering::SeqCst);
+    }
+
+    /// Number of configured joints.
+    pub fn joint_count(&self) -> usize {
+        self.config.joint_names.len()
+    }
+
+    /// Advertises one `Double` publisher per joint on `prefix + joint + "/0/cmd_pos"` and
+    /// subscribes to the joint-state topic. Needs no Gazebo: the subscription connects to
+    /// Gazebo whenever it appears. Does nothing if already connected.
+    ///
+    /// # Errors
+    /// A topic the transport refuses (e.g. already advertised on a shared node by another
+    /// driver); the driver then stays disconnected.
+    pub fn connect(&self) -> Result<(), DriverError> {
+        let _transition = self.lifecycle.lock();
+        if self.state() != DriverState::Disconnected {
+            return Ok(());
+        }
+        let publishers = self
+            .config
+            .joint_names
+            .iter()
+            .map(|joint| {
+                let topic = self.config.command_topic(joint);
+                self.node
+                    .advertise::<Double>(&topic)
+                    .map_err(|source| DriverError::Advertise { topic, source })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut receiver = ModelReceiver::new(self.cache.clone(), &self.config.joint_names);
+        let joint_states = self
+            .node
+            .subscribe(
+                &self.config.joint_states_topic,
+                move |model: Model, _: &MessageInfo| {
+                    receiver.receive(&model, Instant::now());
+                },
+            )
+            .map_err(|source| DriverError::Subscribe {
+                topic: self.config.joint_states_topic.clone(),
+                source,
+            })?;
+        *self.links.lock() = Some(Links {
+            publishers,
+            _joint_states: joint_states,
+        });
+        self.set_state(DriverState::Connected);
+        Ok(())
+    }
+
+    /// [`initialize_with`](Self::initialize_with) with a token nobody triggers: waits until
+    /// every joint was seen, or the configured timeout.
+    pub fn initialize(&self) -> Result<(), DriverError> {
+        self.initialize_with(&ShutdownToken::new())
+    }
+
+    /// Waits until every configured joint has been seen with non-NaN limits (±inf accepted),
+    /// then captures the limits and enters `Initialized`. Blocks without polling: it wakes
+    /// when the cache becomes ready, when `shutdown` is triggered, on `disconnect()`, and
+    /// every 2 s to log which joints are still missing. Does nothing if already initialized.
+    ///
+    /// # Errors
+    /// Not connected; `shutdown` triggered ([`DriverError::InitializeShutdown`]);
+    /// disconnected meanwhile; the configured timeout passed
+    /// ([`DriverError::InitializeTimeout`], naming the missing joints).
+    pub fn initialize_with(&self, shutdown: &ShutdownToken) -> Result<(), DriverError> {
+        match self.state() {
+            DriverState::Disconnected => {
+                return Err(DriverError::NotConnected {
+                    operation: "initialize",
+                })
+            }
+            DriverState::Initialized => return Ok(()),
+            DriverState::Connected => {}
+        }
+        let topic = &self.config.joint_states_topic;
+        tracing::info!("RobotDriverGazebo::initialize: waiting for joint states on [{topic}].");
+        let cache = self.cache.clone();
+        let _wake_on_shutdown = shutdown.on_trigger(Arc::new(move || cache.wake_waiters()));
+        let start = Instant::now();
+        let timeout_at = self
+            .config
+            .initialize_timeout
+            .and_then(|timeout| start.checked_add(timeout));
+        let mut next_progress_log = start + INITIALIZE_PROGRESS_INTERVAL;
+        let mut snapshot = JointSnapshot::new(self.joint_count());
+        let all_ready = |snapshot: &JointSnapshot| {
+            (0..snapshot.joint_count()).all(|joint| snapshot.joint_is_ready(joint))
+        };
+        loop {
+            let cancelled = || shutdown.is_triggered() || self.state() != DriverState::Connected;
+            // Once the cache latched ready but a later message lost the limits (a misbehaving
+            // publisher), only new samples can help.
+            let interest = if self.cache.is_ready() {
+                Interest::Sample
+            } else {
+                Interest::Ready
+            };
+            let wake_at = timeout_at.map_or(next_progress_log, |t| t.min(next_progress_log));
+            self.cache.wait_until(interest, Some(wake_at), || {
+                cancelled() || {
+                    self.cache.read(&mut snapshot);
+                    all_ready(&snapshot)
+                }
+            });
+            if shutdown.is_triggered() {
+                return Err(DriverError::InitializeShutdown {
+                    topic: topic.clone(),
+                });
+            }
+            if self.state() != DriverState::Connected {
+                return Err(DriverError::InitializeDisconnected {
+                    topic: topic.clone(),
+                });
+            }
+            self.cache.read(&mut snapshot);
+            if all_ready(&snapshot) {
+                break;
+            }
+            let now = Instant::now();
+            if timeout_at.is_some_and(|t| now >= t) {
+                return Err(DriverError::InitializeTimeout {
+                    topic: topic.clone(),
+                    timeout: self.config.initialize_timeout.unwrap_or_default(),
+                    missing: self.missing_in(&snapshot),
+                });
+            }
+            if now >= next_progress_log {
+                tracing::warn!(
+                    "RobotDriverGazebo::initialize: still waiting for joint states on [{topic}] \
+                     after {:.0} s ({} messages received); missing: {}.",
+                    start.elapsed().as_secs_f64(),
+                    snapshot.sequence,
+                    self.missing_in(&snapshot).join(", ")
+                );
+                next_progress_log = now + INITIALIZE_PROGRESS_INTERVAL;
+            }
+        }
+        let _transition = self.lifecycle.lock();
+        match self.state() {
+            DriverState::Disconnected => {
+                return Err(DriverError::InitializeDisconnected {
+                    topic: topic.clone(),
+                })
+            }
+            DriverState::Initialized => return Ok(()),
+            DriverState::Connected => {}
+        }
+        *self.limits.write() = (snapshot.limits_lower.clone(), snapshot.limits_upper.clone());
+        self.set_state(DriverState::Initialized);
+        tracing::info!(
+            "RobotDriverGazebo::initialize: all {} joints seen on [{topic}]; limits captured.",
+            self.joint_count()
+        );
+        Ok(())
+    }
+
+    /// Leaves `Initialized` for `Connected`: getters and targets are refused again and the
+    /// stored target is dropped (Gazebo keeps the last command it got). Safe in any state.
+    pub fn deinitialize(&self) {
+        let _transition = self.lifecycle.lock();
+        if self.state() == DriverState::Initialized {
+            self.set_state(DriverState::Connected);
+            self.target.lock().present = false;
+        }
+    }
+
+    /// Unsubscribes, unadvertises the command topics and drops the stored target; wakes a
+    /// waiting `initialize()`, which then fails. Idempotent, safe in any state.
+    pub fn disconnect(&self) {
+        let _transition = self.lifecycle.lock();
+        let links = self.links.lock().take();
+        drop(links);
+        self.set_state(DriverState::Disconnected);
+        self.target.lock().present = false;
+        self.cache.wake_waiters();
+    }
+
+    /// Names of the joints not yet seen with non-NaN limits, in configuration order.
+    pub fn missing_joints(&self) -> Vec<String> {
+        self.missing_in(&self.snapshot())
+    }
+
+    fn missing_in(&self, snapshot: &JointSnapshot) -> Vec<String> {
+        self.config
+            .joint_names
+            .iter()
+            .enumerate()
+            .filter(|&(joint, _)| !snapshot.joint_is_ready(joint))
+            .map(|(_, name)| name.clone())
+            .collect()
+    }
+
+    /// Copies the cache into `out` without allocating (once `out` has the joint count) and
+    /// without blocking the receive thread. Works in every state; before any message the
+    /// values are NaN and `sequence` is 0. The consistent way to read positions, velocities
+    /// and efforts of one Gazebo message together.
+    pub fn read_snapshot(&self, out: &mut JointSnapshot) {
+        self.cache.read(out);
+    }
+
+    /// A freshly allocated [`read_snapshot`](Self::read_snapshot).
+    pub fn snapshot(&self) -> JointSnapshot {
+        let mut snapshot = JointSnapshot::new(self.joint_count());
+        self.cache.read(&mut snapshot);
+        snapshot
+    }
+
+    /// Blocks until a Gazebo message newer than `sequence` (a snapshot's `sequence`) has been
+    /// received, or `timeout`; returns the newest sequence number if one arrived.
+    pub fn wait_for_sample_after(&self, sequence: u64, timeout: Duration) -> Option<u64> {
+        self.cache.wait_for_sample_after(sequence, timeout)
+    }
+
+    fn initialized_field(
+        &self,
+        what: &'static str,
+        field: fn(JointSnapshot) -> Vec<f64>,
+    ) -> Result<Vec<f64>, DriverError> {
+        if self.state() != DriverState::Initialized {
+            return Err(DriverError::NotInitialized { what });
+        }
+        Ok(field(self.snapshot()))
+    }
+
+    /// Latest joint positions, in configuration order.
+    ///
+    /// # Errors
+    /// `RobotDriverGazebo: joint positions not initialized.` before `initialize()`.
+    pub fn get_joint_positions(&self) -> Result<Vec<f64>, DriverError> {
+        self.initialized_field("joint positions", |s| s.positions)
+    }
+
+    /// Latest joint velocities, in configuration order.
+    ///
+    /// # Errors
+    /// `RobotDriverGazebo: joint velocities not initialized.` before `initialize()`.
+    pub fn get_joint_velocities(&self) -> Result<Vec<f64>, DriverError> {
+        self.initialized_field("joint velocities", |s| s.velocities)
+    }
+
+    /// Latest joint efforts (Gazebo's `axis1.force`), in configuration order.
+    ///
+    /// # Errors
+    /// `RobotDriverGazebo: joint torques not initialized.` before `initialize()`.
+    pub fn get_joint_torques(&self) -> Result<Vec<f64>, DriverError> {
+        self.initialized_field("joint torques", |s| s.efforts)
+    }
+
+    /// `(lower, upper)` limits captured at `initialize()` (±inf for unbounded joints).
+    ///
+    /// # Errors
+    /// `RobotDriverGazebo: joint limits not initialized.` before `initialize()`.
+    pub fn get_joint_limits(&self) -> Result<(Vec<f64>, Vec<f64>), DriverError> {
+        if self.state() != DriverState::Initialized {
+            return Err(DriverError::NotInitialized {
+                what: "joint limits",
+            });
+        }
+        Ok(self.limits.read().clone())
+    }
+
+    /// Validates and stores the target that [`forward_targets`](Self::forward_targets)
+    /// publishes. Checks, in order: the length, that every value is finite (NaN/inf are
+    /// never forwarded), that the driver is initialized, and the limits captured at
+    /// `initialize()` under the configured [`LimitPolicy`](crate::LimitPolicy): `Clamp`
+    /// stores clamped values and logs a warning at most once per second; `Refuse` refuses.
+    /// A refused target leaves the previous one in force.
+    ///
+    /// # Errors
+    /// [`DriverError::TargetLength`], [`DriverError::NonFiniteTarget`],
+    /// [`DriverError::TargetBeforeInitialize`], [`DriverError::TargetOutOfLimits`].
+    pub fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
+        check_shape(&self.config.joint_names, target)?;
+        let limits = self.limits.read();
+        if self.state() != DriverState::Initialized {
+            return Err(DriverError::TargetBeforeInitialize);
+        }
+        let mut stored = self.target.lock();
+        let (outcome, first_clamp) = apply_limits(
+            &self.config.joint_names,
+            target,
+            (&limits.0, &limits.1),
+            self.config.limit_policy,
+            &mut stored.values,
+        )?;
+        stored.present = true;
+        stored.generation += 1;
+        drop(stored);
+        if let (TargetOutcome::Clamped { joints }, Some(clamp)) = (outcome, first_clamp) {
+            if let Some(suppressed) = self.clamp_warning.permit(Instant::now()) {
+                tracing::warn!(
+                    "RobotDriverGazebo::set_target_joint_positions: clamped {joints} value(s) into \
+                     the joint limits, first {} ({}) = {} into [{}, {}] \
+                     ({suppressed} similar warnings suppressed).",
+                    clamp.index,
+                    self.config.joint_names[clamp.index],
+                    clamp.value,
+                    clamp.lower,
+                    clamp.upper
+                );
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Publishes the stored target, one `Double` per joint, according to the configured
+    /// [`ForwardMode`]. The control loop calls this every period. Returns whether it
+    /// published (false: no target yet, or unchanged within the keepalive).
+    ///
+    /// # Errors
+    /// Not connected; a publication failed (the other joints are still sent; the first
+    /// failure is returned).
+    pub fn forward_targets(&self) -> Result<bool, DriverError> {
+        let mut target = self.target.lock();
+        let links = self.links.lock();
+        let Some(links) = links.as_ref() else {
+            return Err(DriverError::NotConnected {
+                operation: "forward_targets",
+            });
+        };
+        if !target.present {
+            return Ok(false);
+        }
+        let now = Instant::now();
+        if let (ForwardMode::OnChangeWithKeepalive(keepalive), Some((generation, at))) =
+            (self.config.forward_mode, target.forwarded)
+        {
+            if generation == target.generation && now.saturating_duration_since(at) < keepalive {
+                return Ok(false);
+            }
+        }
+        let mut first_error = None;
+        for (publisher, &data) in links.publishers.iter().zip(&target.values) {
+            if let Err(source) = publisher.publish(&Double { header: None, data }) {
+                first_error.get_or_insert(DriverError::Publish {
+                    topic: publisher.topic().to_string(),
+                    source,
+                });
+            }
+        }
+        target.forwarded = Some((target.generation, now));
+        first_error.map_or(Ok(true), Err)
+    }
+}

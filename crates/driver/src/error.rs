@@ -1,0 +1,188 @@
+use std::time::Duration;
+
+/// Every error of the driver. Messages follow the original C++ driver's where it had one
+/// (e.g. `RobotDriverGazebo::set_target_joint_positions: expected 6 values, got 5.`).
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// The configuration names no joint.
+    #[error("RobotDriverGazebo: joint_names is empty.")]
+    EmptyJointNames,
+    /// One joint name is the empty string.
+    #[error("RobotDriverGazebo: joint_names[{index}] is empty.")]
+    EmptyJointName {
+        /// Position in `joint_names`.
+        index: usize,
+    },
+    /// The same joint is configured twice; Gazebo's message could fill only one slot.
+    #[error("RobotDriverGazebo: joint_names has {name:?} twice (at {first} and {second}).")]
+    DuplicateJointName {
+        /// The repeated name.
+        name: String,
+        /// First position in `joint_names`.
+        first: usize,
+        /// Second position in `joint_names`.
+        second: usize,
+    },
+    /// A mandatory string parameter is empty.
+    #[error("RobotDriverGazebo: {parameter} is empty.")]
+    EmptyParameter {
+        /// The configuration field, e.g. `joint_states_topic`.
+        parameter: &'static str,
+    },
+    /// A shared node does not match the configuration (message prefix or partition).
+    #[error("RobotDriverGazebo: the shared node's {what} is {node:?} but the configuration asks for {configuration:?}.")]
+    NodeMismatch {
+        /// `msgs_prefix` or `partition`.
+        what: &'static str,
+        /// The node's value.
+        node: String,
+        /// The configuration's value.
+        configuration: String,
+    },
+    /// The gz-transport node could not be created.
+    #[error("RobotDriverGazebo: failed to create the gz-transport node: {0}")]
+    Node(#[source] gz_transport::Error),
+    /// A joint command topic could not be advertised.
+    #[error("RobotDriverGazebo::connect: failed to advertise [{topic}]: {source}")]
+    Advertise {
+        /// The command topic.
+        topic: String,
+        /// The transport's reason.
+        source: gz_transport::Error,
+    },
+    /// The joint-state topic could not be subscribed.
+    #[error("RobotDriverGazebo::connect: failed to subscribe to [{topic}]: {source}")]
+    Subscribe {
+        /// The joint-state topic.
+        topic: String,
+        /// The transport's reason.
+        source: gz_transport::Error,
+    },
+    /// A joint command could not be published.
+    #[error("RobotDriverGazebo::forward_targets: failed to publish on [{topic}]: {source}")]
+    Publish {
+        /// The command topic.
+        topic: String,
+        /// The transport's reason.
+        source: gz_transport::Error,
+    },
+    /// The operation needs `connect()` first.
+    #[error("RobotDriverGazebo::{operation}: not connected; call connect() first.")]
+    NotConnected {
+        /// The refused operation.
+        operation: &'static str,
+    },
+    /// A getter was called before `initialize()` (or after `deinitialize()`).
+    #[error("RobotDriverGazebo: {what} not initialized.")]
+    NotInitialized {
+        /// What was asked for, e.g. `joint positions`.
+        what: &'static str,
+    },
+    /// A target was given before `initialize()` captured the limits it is checked against.
+    #[error("RobotDriverGazebo::set_target_joint_positions: not initialized; call initialize() first (it captures the joint limits targets are checked against).")]
+    TargetBeforeInitialize,
+    /// A target has the wrong number of values.
+    #[error(
+        "RobotDriverGazebo::set_target_joint_positions: expected {expected} values, got {got}."
+    )]
+    TargetLength {
+        /// Number of configured joints.
+        expected: usize,
+        /// Number of values given.
+        got: usize,
+    },
+    /// A target value is NaN or infinite; it is never forwarded.
+    #[error("RobotDriverGazebo::set_target_joint_positions: value {index} ({joint}) is {value}; targets must be finite.")]
+    NonFiniteTarget {
+        /// Position in the target.
+        index: usize,
+        /// The joint it is for.
+        joint: String,
+        /// The offending value.
+        value: f64,
+    },
+    /// A target value is outside the joint limits and the policy is `Refuse`.
+    #[error("RobotDriverGazebo::set_target_joint_positions: value {index} ({joint}) = {value} is outside the joint limits [{lower}, {upper}].")]
+    TargetOutOfLimits {
+        /// Position in the target.
+        index: usize,
+        /// The joint it is for.
+        joint: String,
+        /// The offending value.
+        value: f64,
+        /// The joint's lower limit.
+        lower: f64,
+        /// The joint's upper limit.
+        upper: f64,
+    },
+    /// `initialize()` was cancelled by its shutdown token.
+    #[error(
+        "RobotDriverGazebo::initialize: shutdown while waiting for joint states on [{topic}]."
+    )]
+    InitializeShutdown {
+        /// The joint-state topic.
+        topic: String,
+    },
+    /// `disconnect()` ran while `initialize()` was waiting.
+    #[error(
+        "RobotDriverGazebo::initialize: disconnected while waiting for joint states on [{topic}]."
+    )]
+    InitializeDisconnected {
+        /// The joint-state topic.
+        topic: String,
+    },
+    /// `initialize()` did not see every joint within the configured timeout.
+    #[error("RobotDriverGazebo::initialize: timed out after {:.1} s waiting for joint states on [{topic}]; still missing: {}.", timeout.as_secs_f64(), missing.join(", "))]
+    InitializeTimeout {
+        /// The joint-state topic.
+        topic: String,
+        /// The configured timeout.
+        timeout: Duration,
+        /// Joints never seen, or seen without limits.
+        missing: Vec<String>,
+    },
+}
+
+/// The category of a [`DriverError`], for bindings that map errors to exception types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The configuration is invalid (or does not match a shared node).
+    Configuration,
+    /// A target was refused; the previous target stays in force.
+    InvalidTarget,
+    /// The call is not allowed in the driver's current state.
+    State,
+    /// gz-transport failed.
+    Transport,
+    /// `initialize()` timed out.
+    Timeout,
+    /// `initialize()` was cancelled (shutdown token or disconnect).
+    Cancelled,
+}
+
+impl DriverError {
+    /// The error's category.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            DriverError::EmptyJointNames
+            | DriverError::EmptyJointName { .. }
+            | DriverError::DuplicateJointName { .. }
+            | DriverError::EmptyParameter { .. }
+            | DriverError::NodeMismatch { .. } => ErrorKind::Configuration,
+            DriverError::Node(_)
+            | DriverError::Advertise { .. }
+            | DriverError::Subscribe { .. }
+            | DriverError::Publish { .. } => ErrorKind::Transport,
+            DriverError::NotConnected { .. }
+            | DriverError::NotInitialized { .. }
+            | DriverError::TargetBeforeInitialize => ErrorKind::State,
+            DriverError::TargetLength { .. }
+            | DriverError::NonFiniteTarget { .. }
+            | DriverError::TargetOutOfLimits { .. } => ErrorKind::InvalidTarget,
+            DriverError::InitializeShutdown { .. } | DriverError::InitializeDisconnected { .. } => {
+                ErrorKind::Cancelled
+            }
+            DriverError::InitializeTimeout { .. } => ErrorKind::Timeout,
+        }
+    }
+}

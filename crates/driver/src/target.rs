@@ -1,0 +1,247 @@
+//! Target validation: pure functions of the target, the joint limits and the policy, so the
+//! rules are tested without any transport.
+
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use crate::{DriverError, LimitPolicy};
+
+/// What `set_target_joint_positions` did with an accepted target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetOutcome {
+    /// Stored as given.
+    Accepted,
+    /// Stored with `joints` values clamped into the joint limits (policy `Clamp`).
+    Clamped {
+        /// How many values were clamped.
+        joints: usize,
+    },
+}
+
+/// The first clamped value of a target, for the warning.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Clamp {
+    pub index: usize,
+    pub value: f64,
+    pub lower: f64,
+    pub upper: f64,
+}
+
+/// Checks length and finiteness: the rules that need no limits.
+pub(crate) fn check_shape(joint_names: &[String], target: &[f64]) -> Result<(), DriverError> {
+    if target.len() != joint_names.len() {
+        return Err(DriverError::TargetLength {
+            expected: joint_names.len(),
+            got: target.len(),
+        });
+    }
+    match target.iter().position(|value| !value.is_finite()) {
+        Some(index) => Err(DriverError::NonFiniteTarget {
+            index,
+            joint: joint_names[index].clone(),
+            value: target[index],
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Applies the limit policy to a target that passed [`check_shape`], writing the value to
+/// store into `out`. Limits are inclusive; ±inf limits never clamp. Nothing is written when
+/// the target is refused.
+pub(crate) fn apply_limits(
+    joint_names: &[String],
+    target: &[f64],
+    (lower, upper): (&[f64], &[f64]),
+    policy: LimitPolicy,
+    out: &mut [f64],
+) -> Result<(TargetOutcome, Option<Clamp>), DriverError> {
+    let outside = |index: usize| !(lower[index] <= target[index] && target[index] <= upper[index]);
+    if policy == LimitPolicy::Refuse {
+        if let Some(index) = (0..target.len()).find(|&index| outside(index)) {
+            return Err(DriverError::TargetOutOfLimits {
+                index,
+                joint: joint_names[index].clone(),
+                value: target[index],
+                lower: lower[index],
+                upper: upper[index],
+            });
+        }
+    }
+    let mut clamped = 0;
+    let mut first = None;
+    for (index, stored) in out.iter_mut().enumerate() {
+        let value = target[index];
+        *stored = if outside(index) {
+            clamped += 1;
+            first.get_or_insert(Clamp {
+                index,
+                value,
+                lower: lower[index],
+                upper: upper[index],
+            });
+            // max-then-min rather than f64::clamp, which panics on lower > upper.
+            value.max(lower[index]).min(upper[index])
+        } else {
+            value
+        };
+    }
+    let outcome = match clamped {
+        0 => TargetOutcome::Accepted,
+        joints => TargetOutcome::Clamped { joints },
+    };
+    Ok((outcome, first))
+}
+
+/// Lets a warning through at most once per interval and counts the ones held back.
+pub(crate) struct RateLimitedWarning {
+    interval: Duration,
+    state: Mutex<WarningState>,
+}
+
+#[derive(Default)]
+struct WarningState {
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl RateLimitedWarning {
+    pub fn new(interval: Duration) -> Self {
+        RateLimitedWarning {
+            interval,
+            state: Mutex::new(WarningState::default()),
+        }
+    }
+
+    /// `Some(number suppressed since the last one)` if a warning may be logged now.
+    pub fn permit(&self, now: Instant) -> Option<u64> {
+        let mut state = self.state.lock();
+        match state.last {
+            Some(last) if now.saturating_duration_since(last) < self.interval => {
+                state.suppressed += 1;
+                None
+            }
+            _ => {
+                state.last = Some(now);
+                Some(std::mem::take(&mut state.suppressed))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<String> {
+        vec!["a".into(), "b".into(), "c".into()]
+    }
+    const LOWER: [f64; 3] = [-1.0, -2.0, f64::NEG_INFINITY];
+    const UPPER: [f64; 3] = [1.0, 2.0, f64::INFINITY];
+
+    #[test]
+    fn a_wrong_length_is_refused_with_the_originals_message() {
+        let err = check_shape(&names(), &[0.0, 0.0]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "RobotDriverGazebo::set_target_joint_positions: expected 3 values, got 2."
+        );
+    }
+
+    #[test]
+    fn nan_and_infinity_are_refused_naming_the_joint() {
+        let err = check_shape(&names(), &[0.0, f64::NAN, 0.0]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "RobotDriverGazebo::set_target_joint_positions: value 1 (b) is NaN; targets must be finite."
+        );
+        let err = check_shape(&names(), &[0.0, 0.0, f64::NEG_INFINITY]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "RobotDriverGazebo::set_target_joint_positions: value 2 (c) is -inf; targets must be finite."
+        );
+        check_shape(&names(), &[0.0, 0.0, 1e300]).unwrap();
+    }
+
+    #[test]
+    fn clamp_stores_values_inside_the_limits_and_counts_them() {
+        let mut out = [0.0; 3];
+        let (outcome, first) = apply_limits(
+            &names(),
+            &[1.5, -3.0, 1e9],
+            (&LOWER, &UPPER),
+            LimitPolicy::Clamp,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out, [1.0, -2.0, 1e9]);
+        assert_eq!(outcome, TargetOutcome::Clamped { joints: 2 });
+        assert_eq!(
+            first,
+            Some(Clamp {
+                index: 0,
+                value: 1.5,
+                lower: -1.0,
+                upper: 1.0
+            })
+        );
+    }
+
+    #[test]
+    fn values_on_the_limits_are_accepted_unchanged() {
+        let mut out = [0.0; 3];
+        let (outcome, first) = apply_limits(
+            &names(),
+            &[1.0, -2.0, 0.0],
+            (&LOWER, &UPPER),
+            LimitPolicy::Refuse,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out, [1.0, -2.0, 0.0]);
+        assert_eq!((outcome, first), (TargetOutcome::Accepted, None));
+    }
+
+    #[test]
+    fn refuse_rejects_the_whole_target_and_writes_nothing() {
+        let mut out = [7.0; 3];
+        let err = apply_limits(
+            &names(),
+            &[0.0, 2.5, 0.0],
+            (&LOWER, &UPPER),
+            LimitPolicy::Refuse,
+            &mut out,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "RobotDriverGazebo::set_target_joint_positions: value 1 (b) = 2.5 is outside the joint limits [-2, 2]."
+        );
+        assert_eq!(out, [7.0; 3]);
+    }
+
+    #[test]
+    fn inverted_limits_do_not_panic() {
+        let mut out = [0.0; 1];
+        let (outcome, _) = apply_limits(
+            &names()[..1],
+            &[0.0],
+            (&[1.0], &[-1.0]),
+            LimitPolicy::Clamp,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(outcome, TargetOutcome::Clamped { joints: 1 });
+        assert_eq!(out, [-1.0]);
+    }
+
+    #[test]
+    fn the_warning_passes_once_per_interval_and_reports_what_it_held_back() {
+        let warning = RateLimitedWarning::new(Duration::from_secs(1));
+        let start = Instant::now();
+        assert_eq!(warning.permit(start), Some(0));
+        assert_eq!(warning.permit(start + Duration::from_millis(10)), None);
+        assert_eq!(warning.permit(start + Duration::from_millis(500)), None);
+        assert_eq!(warning.permit(start + Duration::from_millis(1000)), Some(2));
+    }
+}
