@@ -1,0 +1,205 @@
+//! The shipped SDF worlds load, and name their joints, limits and topics exactly as the
+//! original's configuration (and real gz-sim) expects.
+
+use std::f64::consts::PI;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use gz_joint_sim::{ControlMode, JointKind, World};
+
+fn sdf(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../sdf")
+        .join(name)
+}
+
+fn load(name: &str) -> World {
+    // No resource path: the world's own folder must be enough.
+    World::load_with_resource_paths(sdf(name), &[]).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+const UR3E_JOINTS: [&str; 6] = [
+    "shoulder_pan_joint",
+    "shoulder_lift_joint",
+    "elbow_joint",
+    "wrist_1_joint",
+    "wrist_2_joint",
+    "wrist_3_joint",
+];
+const R820_JOINTS: [&str; 7] = [
+    "joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "joint7",
+];
+
+#[test]
+fn ur3e_world_topics_are_the_originals() {
+    let w = load("ur3e_world.sdf");
+    assert_eq!(w.name, "ur3e_world");
+    assert_eq!(w.step, Duration::from_millis(2));
+    assert_eq!(w.real_time_factor, 1.0);
+
+    assert_eq!(w.state_publishers.len(), 1);
+    let jsp = &w.state_publishers[0];
+    assert_eq!(
+        jsp.topic,
+        "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state"
+    );
+    assert_eq!(jsp.model_name, "ur3e");
+    let published: Vec<&str> = jsp
+        .joints
+        .iter()
+        .map(|&i| w.joints[i].name.as_str())
+        .collect();
+    assert_eq!(published, UR3E_JOINTS);
+
+    let topics: Vec<&str> = w
+        .position_controllers
+        .iter()
+        .map(|c| c.topic.as_str())
+        .collect();
+    let expected: Vec<String> = UR3E_JOINTS
+        .iter()
+        .map(|j| format!("/model/ur3e/joint/{j}/0/cmd_pos"))
+        .collect();
+    assert_eq!(topics, expected);
+    for c in &w.position_controllers {
+        assert_eq!(
+            c.mode,
+            ControlMode::Velocity {
+                cmd_max: Some(0.25)
+            }
+        );
+        assert_eq!(c.initial_position, 0.0);
+        assert_eq!(c.joints.len(), 1);
+        assert_eq!(w.joints[c.joints[0]].name, c.joint_names[0]);
+    }
+}
+
+#[test]
+fn ur3e_joint_limits_are_the_originals_with_infinity_kept() {
+    let w = load("ur3e_world.sdf");
+    let limits = |name: &str| {
+        let j = &w.joints[w
+            .joint_index(name)
+            .unwrap_or_else(|| panic!("no joint {name}"))];
+        assert_eq!(j.kind, JointKind::Revolute, "{name}");
+        let a = j.axis.unwrap();
+        assert_eq!(a.xyz, [0.0, 0.0, 1.0]);
+        (a.lower, a.upper, a.effort, a.velocity)
+    };
+    assert_eq!(
+        limits("shoulder_pan_joint"),
+        (-2.0 * PI, 2.0 * PI, 54.0, PI)
+    );
+    assert_eq!(
+        limits("shoulder_lift_joint"),
+        (-2.0 * PI, 2.0 * PI, 54.0, PI)
+    );
+    assert_eq!(limits("elbow_joint"), (-PI, PI, 28.0, PI));
+    assert_eq!(
+        limits("wrist_1_joint"),
+        (-2.0 * PI, 2.0 * PI, 9.0, 2.0 * PI)
+    );
+    assert_eq!(
+        limits("wrist_2_joint"),
+        (-2.0 * PI, 2.0 * PI, 9.0, 2.0 * PI)
+    );
+    assert_eq!(
+        limits("wrist_3_joint"),
+        (f64::NEG_INFINITY, f64::INFINITY, 9.0, 2.0 * PI)
+    );
+    // The fixed base joint exists (outer model) but is not published.
+    let base = &w.joints[w.joint_index("ur3e::base_joint").unwrap()];
+    assert_eq!(base.kind, JointKind::Fixed);
+    assert_eq!(
+        w.joints[w.joint_index("elbow_joint").unwrap()].scoped_name,
+        "ur3e::ur3e_position_controller::ur3e::elbow_joint"
+    );
+}
+
+#[test]
+fn r820_world_has_seven_joints_with_the_r820_limits() {
+    let w = load("r820_world.sdf");
+    assert_eq!(w.name, "r820_world");
+    assert_eq!(w.step, Duration::from_millis(2));
+    let jsp = &w.state_publishers[0];
+    assert_eq!(
+        jsp.topic,
+        "/world/r820_world/model/r820/model/r820_position_controller/model/r820/joint_state"
+    );
+    let published: Vec<&str> = jsp
+        .joints
+        .iter()
+        .map(|&i| w.joints[i].name.as_str())
+        .collect();
+    assert_eq!(published, R820_JOINTS);
+    let uppers = [2.96706, 2.0944, 2.96706, 2.0944, 2.96706, 2.0944, 3.05433];
+    for (name, upper) in R820_JOINTS.iter().zip(uppers) {
+        let a = w.joints[w.joint_index(name).unwrap()].axis.unwrap();
+        assert_eq!(
+            (a.lower, a.upper, a.effort, a.velocity),
+            (-upper, upper, 100.0, 100.0),
+            "{name}"
+        );
+    }
+    let topics: Vec<&str> = w
+        .position_controllers
+        .iter()
+        .map(|c| c.topic.as_str())
+        .collect();
+    let expected: Vec<String> = R820_JOINTS
+        .iter()
+        .map(|j| format!("/model/r820/joint/{j}/0/cmd_pos"))
+        .collect();
+    assert_eq!(topics, expected);
+}
+
+#[test]
+fn longboy_world_is_one_model_with_thirteen_joints() {
+    let w = load("longboy_world.sdf");
+    assert_eq!(w.state_publishers.len(), 1);
+    let jsp = &w.state_publishers[0];
+    assert_eq!(jsp.topic, "/world/longboy_world/model/longboy/model/longboy_position_controller/model/longboy/joint_state");
+    let published: Vec<&str> = jsp
+        .joints
+        .iter()
+        .map(|&i| w.joints[i].name.as_str())
+        .collect();
+    let expected: Vec<&str> = R820_JOINTS
+        .iter()
+        .chain(UR3E_JOINTS.iter())
+        .copied()
+        .collect();
+    assert_eq!(published, expected);
+    assert_eq!(w.position_controllers.len(), 13);
+    for (c, j) in w.position_controllers.iter().zip(&expected) {
+        assert_eq!(c.topic, format!("/model/longboy/joint/{j}/0/cmd_pos"));
+    }
+}
+
+#[test]
+fn model_uris_resolve_through_the_resource_path_too() {
+    // A world elsewhere that includes model://ur3e_position_controller.sdf finds it only
+    // through the resource path.
+    let dir = std::env::temp_dir().join(format!("gz-joint-sim-worlds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let world = dir.join("w.sdf");
+    std::fs::write(
+        &world,
+        r#"<sdf version="1.9"><world name="elsewhere"><model name="arm">
+             <include><uri>model://ur3e_position_controller.sdf</uri></include>
+           </model></world></sdf>"#,
+    )
+    .unwrap();
+    let err = World::load_with_resource_paths(&world, &[]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cannot find include uri \"model://ur3e_position_controller.sdf\""),
+        "{err}"
+    );
+    let w = World::load_with_resource_paths(&world, &[sdf("")]).unwrap();
+    assert_eq!(
+        w.state_publishers[0].topic,
+        "/world/elsewhere/model/arm/model/ur3e_position_controller/model/ur3e/joint_state"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
