@@ -17,10 +17,19 @@
 //! need Python's GIL. A subscription made before any publisher exists waits quietly; publishers
 //! that appear later, or restart, are connected to.
 
-pub mod msgs;
-mod node;
+mod config;
+mod core;
 mod error;
+pub mod msgs;
+mod names;
+mod net;
+mod node;
+mod threads;
+mod wire;
 
 pub use error::Error;
 pub use msgs::{GzMessage, MsgsPrefix};
-pub use node::{MessageInfo, Node, NodeOptions, Publisher, RawPublisher, Subscription};
+pub use node::{
+    MessageInfo, Node, NodeOptions, Publisher, PublisherInfo, RawPublisher, Subscription,
+    TransportStats,
+};

@@ -78,7 +78,10 @@ pub struct Time {
 impl Time {
     pub fn from_secs_f64(t: f64) -> Time {
         let sec = t.floor();
-        Time { sec: sec as i64, nsec: ((t - sec) * 1e9).round().min(999_999_999.0) as i32 }
+        Time {
+            sec: sec as i64,
+            nsec: ((t - sec) * 1e9).round().min(999_999_999.0) as i32,
+        }
     }
     pub fn as_secs_f64(&self) -> f64 {
         self.sec as f64 + self.nsec as f64 * 1e-9
@@ -270,3 +273,109 @@ pub struct Clock {
 }
 
 gz_message!(Time, Header, Double, Vector3d, Quaternion, Pose, Axis, Joint, Model, Clock);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    /// Decodes bytes `ign topic -p` sent and checks that re-encoding reproduces them exactly.
+    fn roundtrip<M: Message + Default>(bytes: &[u8]) -> M {
+        let msg = M::decode(bytes).expect("captured payload decodes");
+        assert_eq!(
+            msg.encode_to_vec(),
+            bytes,
+            "re-encoding reproduces the C++ bytes"
+        );
+        msg
+    }
+
+    #[test]
+    fn captured_double() {
+        let d: Double = roundtrip(include_bytes!("../tests/fixtures/ign_double_1_5.payload"));
+        assert_eq!(
+            d,
+            Double {
+                header: None,
+                data: 1.5
+            }
+        );
+    }
+
+    #[test]
+    fn captured_model_with_joints() {
+        // ign topic -m ignition.msgs.Model -p 'name: "ur3e" joint { name: "shoulder_pan_joint"
+        //   axis1 { position: 0.5 velocity: -0.25 } } joint { name: "elbow_joint" axis1 { position: -1 } }'
+        let m: Model = roundtrip(include_bytes!("../tests/fixtures/ign_model.payload"));
+        assert_eq!(m.name, "ur3e");
+        assert_eq!(m.joint.len(), 2);
+        assert_eq!(m.joint[0].name, "shoulder_pan_joint");
+        let a = m.joint[0].axis1.as_ref().unwrap();
+        assert_eq!((a.position, a.velocity), (0.5, -0.25));
+        assert_eq!(m.joint[1].name, "elbow_joint");
+        assert_eq!(m.joint[1].axis1.as_ref().unwrap().position, -1.0);
+    }
+
+    #[test]
+    fn captured_clock() {
+        // ign topic -m ignition.msgs.Clock -p 'sim { sec: 12 nsec: 500000000 } real { sec: 13 nsec: 1 }'
+        let c: Clock = roundtrip(include_bytes!("../tests/fixtures/ign_clock.payload"));
+        assert_eq!(
+            c.sim,
+            Some(Time {
+                sec: 12,
+                nsec: 500_000_000
+            })
+        );
+        assert_eq!(c.real, Some(Time { sec: 13, nsec: 1 }));
+        assert_eq!(c.sim.unwrap().as_secs_f64(), 12.5);
+    }
+
+    #[test]
+    fn unknown_fields_are_skipped() {
+        // A Joint with fields this crate does not model (cfm = 12, a sensor = 21) still decodes.
+        let mut bytes = Joint {
+            name: "j".into(),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        bytes.extend_from_slice(&[0x61, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]); // field 12, double 1.0
+        bytes.extend_from_slice(&[0xaa, 0x01, 0x00]); // field 21, empty message
+        let j = Joint::decode(&bytes[..]).unwrap();
+        assert_eq!(j.name, "j");
+    }
+
+    #[test]
+    fn type_names_follow_the_prefix() {
+        assert_eq!(
+            MsgsPrefix::Gz.type_name(Double::SHORT_NAME),
+            "gz.msgs.Double"
+        );
+        assert_eq!(
+            MsgsPrefix::Ignition.type_name(Model::SHORT_NAME),
+            "ignition.msgs.Model"
+        );
+        assert_eq!("fortress".parse::<MsgsPrefix>(), Ok(MsgsPrefix::Ignition));
+        assert!("ros.msgs.".parse::<MsgsPrefix>().is_err());
+    }
+
+    #[test]
+    fn time_conversions() {
+        let t = Time::from_secs_f64(1.25);
+        assert_eq!(
+            t,
+            Time {
+                sec: 1,
+                nsec: 250_000_000
+            }
+        );
+        assert_eq!(t.as_nanos(), 1_250_000_000);
+        assert_eq!(
+            Time::from_secs_f64(-0.5),
+            Time {
+                sec: -1,
+                nsec: 500_000_000
+            }
+        );
+    }
+}

@@ -1,9 +1,16 @@
-//! Public node API. (Contract fixed first so dependent crates can be written against it.)
+//! Public node API: [`Node`], its publishers and subscriptions.
 
 use std::marker::PhantomData;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::config::Config;
+use crate::core::{Callback, Core};
 use crate::msgs::{GzMessage, MsgsPrefix};
+use crate::net::DiscoverySockets;
+use crate::threads;
 use crate::Error;
 
 /// Options of a [`Node`]; every `None` falls back to the environment as gz-transport does.
@@ -34,7 +41,62 @@ pub struct MessageInfo {
 /// subscription made from it are dropped (sending BYE).
 #[derive(Clone)]
 pub struct Node {
-    _private: (),
+    handle: Arc<NodeHandle>,
+}
+
+/// Owns the threads; dropping the last reference says BYE and stops them.
+struct NodeHandle {
+    core: Arc<Core>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Drop for NodeHandle {
+    fn drop(&mut self) {
+        self.core.bye();
+        self.core.stop();
+        let me = std::thread::current().id();
+        for t in self.threads.drain(..) {
+            // The last handle may be dropped inside a callback, on the receive thread itself.
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// What is known about one publisher of a topic ([`Node::topic_info`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PublisherInfo {
+    /// ZeroMQ address of its PUB socket.
+    pub address: String,
+    /// Advertised full type name.
+    pub type_name: String,
+    pub process_uuid: String,
+    pub node_uuid: String,
+    /// True for a publisher of this node.
+    pub local: bool,
+}
+
+/// Counters of a node since it started. Bad incoming data is dropped and counted here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransportStats {
+    /// Valid discovery datagrams from other participants (any partition).
+    pub discovery_received: u64,
+    /// Discovery datagrams dropped: malformed, wrong wire version, unknown type or scope.
+    pub discovery_dropped: u64,
+    /// Data messages received on a subscribed topic.
+    pub messages_received: u64,
+    /// Data messages dropped because their frames were malformed.
+    pub messages_dropped: u64,
+    /// Deliveries skipped because the wire type differs from a typed subscription's type.
+    pub type_mismatches: u64,
+    /// Payloads that did not decode as the subscribed type.
+    pub decode_errors: u64,
+    /// Callbacks that panicked (the panic is caught; the transport keeps running).
+    pub callback_panics: u64,
+    pub messages_published: u64,
+    /// Peers forgotten after [`SILENCE_INTERVAL`](Node::SILENCE_INTERVAL) without a datagram.
+    pub peers_expired: u64,
 }
 
 impl Node {
@@ -43,60 +105,235 @@ impl Node {
         Node::with_options(NodeOptions::default())
     }
 
-    pub fn with_options(_options: NodeOptions) -> Result<Node, Error> {
-        todo!()
+    /// A node with explicit options; unset options fall back to the environment.
+    ///
+    /// # Errors
+    /// Invalid partition or namespace, an invalid `GZ_*`/`IGN_*` variable, or sockets that
+    /// cannot be opened (e.g. `GZ_IP` is not an address of this host).
+    pub fn with_options(options: NodeOptions) -> Result<Node, Error> {
+        let cfg = Config::resolve(&options)?;
+        let ctx = zmq::Context::new();
+
+        let publisher = ctx.socket(zmq::PUB)?;
+        publisher.set_sndhwm(cfg.sndhwm)?;
+        publisher.set_linger(0)?;
+        publisher.set_tcp_keepalive(1)?;
+        let endpoint = format!("tcp://{}:*", cfg.host_ip);
+        publisher.bind(&endpoint).map_err(|source| Error::Bind {
+            endpoint: endpoint.clone(),
+            source,
+        })?;
+        let address = publisher.get_last_endpoint()?.map_err(|_| Error::Bind {
+            endpoint,
+            source: zmq::Error::EINVAL,
+        })?;
+
+        let sub = ctx.socket(zmq::SUB)?;
+        sub.set_rcvhwm(cfg.rcvhwm)?;
+        sub.set_linger(0)?;
+        sub.set_tcp_keepalive(1)?;
+
+        let process_uuid = uuid::Uuid::new_v4().to_string();
+        let node_uuid = uuid::Uuid::new_v4().to_string();
+        let control_endpoint = format!("inproc://gz-transport-control-{node_uuid}");
+        let control_rx = ctx.socket(zmq::PAIR)?;
+        control_rx.set_rcvhwm(0)?;
+        control_rx.bind(&control_endpoint)?;
+        let control_tx = ctx.socket(zmq::PAIR)?;
+        control_tx.set_sndhwm(0)?;
+        control_tx.set_linger(0)?;
+        control_tx.connect(&control_endpoint)?;
+
+        let disc = DiscoverySockets::open(cfg.multicast_group, cfg.msg_port, &cfg.interfaces)
+            .map_err(|source| Error::Discovery {
+                group: cfg.multicast_group.to_string(),
+                port: cfg.msg_port,
+                source,
+            })?;
+        disc.recv.set_nonblocking(true)?;
+        let (wake_tx, wake_rx) = UnixStream::pair()?;
+        wake_rx.set_nonblocking(true)?;
+        wake_tx.set_nonblocking(true)?;
+
+        tracing::debug!(partition = %cfg.partition, %address, %process_uuid, "gz-transport node started");
+        let core = Arc::new(Core::new(
+            cfg,
+            process_uuid,
+            node_uuid,
+            address,
+            disc,
+            publisher,
+            control_tx,
+            wake_tx,
+        ));
+        let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new().name(name.to_owned()).spawn(f)
+        };
+        let c = core.clone();
+        let receive = spawn(
+            "gz-receive",
+            Box::new(move || threads::receive_loop(c, sub, control_rx)),
+        )?;
+        let c = core.clone();
+        let discovery = match spawn(
+            "gz-discovery",
+            Box::new(move || threads::discovery_loop(c, wake_rx)),
+        ) {
+            Ok(t) => t,
+            Err(e) => {
+                core.stop();
+                let _ = receive.join();
+                return Err(e.into());
+            }
+        };
+        Ok(Node {
+            handle: Arc::new(NodeHandle {
+                core,
+                threads: vec![receive, discovery],
+            }),
+        })
+    }
+
+    /// How long a silent peer is remembered (gz-transport's silence interval).
+    pub const SILENCE_INTERVAL: Duration = crate::core::SILENCE_INTERVAL;
+
+    fn core(&self) -> &Core {
+        &self.handle.core
+    }
+
+    fn fqn(&self, topic: &str) -> Result<(String, String), Error> {
+        let topic = crate::names::resolve_topic(&self.core().cfg.namespace, topic)?;
+        let fqn = self.core().fqn(&topic);
+        Ok((topic, fqn))
     }
 
     pub fn partition(&self) -> &str {
-        todo!()
+        &self.core().cfg.partition
     }
 
     pub fn msgs_prefix(&self) -> MsgsPrefix {
-        todo!()
+        self.core().cfg.msgs_prefix
+    }
+
+    /// The ZeroMQ address this node's publishers send from, e.g. `tcp://127.0.0.1:40123`.
+    pub fn address(&self) -> &str {
+        &self.core().address
+    }
+
+    /// This node's discovery identity (a fresh UUID per node).
+    pub fn process_uuid(&self) -> &str {
+        &self.core().process_uuid
     }
 
     /// Advertise `topic` with type `prefix + M::SHORT_NAME`.
-    pub fn advertise<M: GzMessage>(&self, _topic: &str) -> Result<Publisher<M>, Error> {
-        todo!()
+    pub fn advertise<M: GzMessage>(&self, topic: &str) -> Result<Publisher<M>, Error> {
+        let type_name = self.msgs_prefix().type_name(M::SHORT_NAME);
+        Ok(Publisher {
+            raw: self.advertise_raw(topic, &type_name)?,
+            _type: PhantomData,
+        })
     }
 
     /// Advertise `topic` with an explicit full type name; payloads are sent as given.
-    pub fn advertise_raw(&self, _topic: &str, _type_name: &str) -> Result<RawPublisher, Error> {
-        todo!()
+    ///
+    /// # Errors
+    /// An invalid topic name, or the topic is already advertised by this node.
+    pub fn advertise_raw(&self, topic: &str, type_name: &str) -> Result<RawPublisher, Error> {
+        if type_name.is_empty() || type_name.chars().any(char::is_whitespace) {
+            return Err(Error::InvalidTypeName {
+                type_name: type_name.to_owned(),
+            });
+        }
+        let (topic, fqn) = self.fqn(topic)?;
+        let id = self.core().advertise(&fqn, type_name)?;
+        Ok(RawPublisher {
+            handle: self.handle.clone(),
+            topic,
+            fqn,
+            type_name: type_name.to_owned(),
+            id,
+        })
     }
 
     /// Subscribe with a type check: messages whose wire type name is not
     /// `prefix + M::SHORT_NAME` are dropped (and counted), as C++ typed subscribers do.
     /// The callback runs on the transport's receive thread.
-    pub fn subscribe<M, F>(&self, _topic: &str, _callback: F) -> Result<Subscription, Error>
+    pub fn subscribe<M, F>(&self, topic: &str, mut callback: F) -> Result<Subscription, Error>
     where
         M: GzMessage,
         F: FnMut(M, &MessageInfo) + Send + 'static,
     {
-        todo!()
+        let type_name = self.msgs_prefix().type_name(M::SHORT_NAME);
+        let decode: Callback = Box::new(move |bytes, info| match M::decode(bytes) {
+            Ok(msg) => {
+                callback(msg, info);
+                true
+            }
+            Err(_) => false,
+        });
+        self.subscribe_inner(topic, Some(type_name), decode)
     }
 
     /// Subscribe to any type; the callback gets the raw protobuf bytes.
-    pub fn subscribe_raw<F>(&self, _topic: &str, _callback: F) -> Result<Subscription, Error>
+    pub fn subscribe_raw<F>(&self, topic: &str, mut callback: F) -> Result<Subscription, Error>
     where
         F: FnMut(&[u8], &MessageInfo) + Send + 'static,
     {
-        todo!()
+        self.subscribe_inner(
+            topic,
+            None,
+            Box::new(move |bytes, info| {
+                callback(bytes, info);
+                true
+            }),
+        )
+    }
+
+    fn subscribe_inner(
+        &self,
+        topic: &str,
+        type_name: Option<String>,
+        callback: Callback,
+    ) -> Result<Subscription, Error> {
+        let (_, fqn) = self.fqn(topic)?;
+        let id = self.core().subscribe(&fqn, type_name, callback);
+        Ok(Subscription {
+            handle: self.handle.clone(),
+            fqn,
+            id,
+        })
     }
 
     /// Remove every subscription of this node on `topic`.
-    pub fn unsubscribe(&self, _topic: &str) -> Result<(), Error> {
-        todo!()
+    pub fn unsubscribe(&self, topic: &str) -> Result<(), Error> {
+        let (_, fqn) = self.fqn(topic)?;
+        self.core().unsubscribe(&fqn, None);
+        Ok(())
     }
 
     /// Topics with at least one known publisher (ours or remote) in this partition, sorted.
     pub fn topic_list(&self) -> Vec<String> {
-        todo!()
+        self.core().topic_list()
     }
 
-    /// Block until a remote publisher of `topic` is known and connected, or `timeout`.
-    pub fn wait_for_publishers(&self, _topic: &str, _timeout: Duration) -> bool {
-        todo!()
+    /// The publishers known for `topic` (this node's first, if any).
+    pub fn topic_info(&self, topic: &str) -> Result<Vec<PublisherInfo>, Error> {
+        let (_, fqn) = self.fqn(topic)?;
+        Ok(self.core().publishers_of(&fqn))
+    }
+
+    /// Block until a remote publisher of `topic` is known (and, if this node subscribes to
+    /// the topic with a matching type, connected to), or `timeout`.
+    pub fn wait_for_publishers(&self, topic: &str, timeout: Duration) -> bool {
+        match self.fqn(topic) {
+            Ok((_, fqn)) => self.core().wait_for_publishers(&fqn, timeout),
+            Err(_) => false,
+        }
+    }
+
+    /// Counters of received, dropped and published traffic.
+    pub fn stats(&self) -> TransportStats {
+        self.core().stats()
     }
 }
 
@@ -120,32 +357,68 @@ impl<M: GzMessage> Publisher<M> {
     pub fn wait_for_subscribers(&self, timeout: Duration) -> bool {
         self.raw.wait_for_subscribers(timeout)
     }
+    /// Number of remote subscribing nodes that announced themselves with NEW_CONNECTION.
+    pub fn subscriber_count(&self) -> usize {
+        self.raw.subscriber_count()
+    }
+    /// The untyped publisher underneath (e.g. to send pre-encoded payloads).
+    pub fn raw(&self) -> &RawPublisher {
+        &self.raw
+    }
 }
 
-/// An untyped publisher.
+/// An untyped publisher. Dropping it unadvertises the topic.
 pub struct RawPublisher {
-    _private: (),
+    handle: Arc<NodeHandle>,
+    topic: String,
+    fqn: String,
+    type_name: String,
+    id: u64,
 }
 
 impl RawPublisher {
-    pub fn publish_raw(&self, _payload: &[u8]) -> Result<(), Error> {
-        todo!()
+    /// Send one message. Never blocks: beyond the high-water mark a slow subscriber loses
+    /// messages, as with gz-transport.
+    pub fn publish_raw(&self, payload: &[u8]) -> Result<(), Error> {
+        self.handle
+            .core
+            .publish(&self.fqn, &self.type_name, payload)
     }
     pub fn topic(&self) -> &str {
-        todo!()
+        &self.topic
     }
     pub fn type_name(&self) -> &str {
-        todo!()
+        &self.type_name
     }
+    /// True when a remote subscriber announced itself (NEW_CONNECTION) or a subscription of
+    /// this node accepts the type.
     pub fn has_subscribers(&self) -> bool {
-        todo!()
+        self.handle.core.has_subscribers(&self.fqn)
     }
-    pub fn wait_for_subscribers(&self, _timeout: Duration) -> bool {
-        todo!()
+    /// Number of remote subscribing nodes that announced themselves with NEW_CONNECTION.
+    pub fn subscriber_count(&self) -> usize {
+        self.handle.core.remote_subscriber_count(&self.fqn)
+    }
+    pub fn wait_for_subscribers(&self, timeout: Duration) -> bool {
+        self.handle.core.wait_for_subscribers(&self.fqn, timeout)
+    }
+}
+
+impl Drop for RawPublisher {
+    fn drop(&mut self) {
+        self.handle.core.unadvertise(&self.fqn, self.id);
     }
 }
 
 /// A live subscription; dropping it unsubscribes this callback.
 pub struct Subscription {
-    _private: (),
+    handle: Arc<NodeHandle>,
+    fqn: String,
+    id: u64,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.handle.core.unsubscribe(&self.fqn, Some(self.id));
+    }
 }

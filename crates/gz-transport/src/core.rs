@@ -1,0 +1,747 @@
+//! The shared heart of a node: its sockets, what it knows about the partition, and the
+//! discovery logic that keeps data connections matching that knowledge.
+//!
+//! All knowledge lives in one [`State`] behind one mutex. Every change (a local call, a
+//! discovery datagram, a tick) ends in [`Core::reconcile`], which derives from the state which
+//! remote publishers we want data from and which ZeroMQ addresses the receive thread must be
+//! connected to, and sends the NEW_CONNECTION/END_CONNECTION and connect/disconnect commands
+//! for whatever changed. Lock order: `state` before `control`; `publisher` is independent.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::config::Config;
+use crate::net::{self, DiscoverySockets};
+use crate::node::{MessageInfo, PublisherInfo, TransportStats};
+use crate::wire::{
+    self, DataMessage, DiscContents, Discovery, DiscoveryType, MessagePublisher, PubType,
+    Publisher, Scope, Subscriber, GENERIC_MSG_TYPE,
+};
+use crate::Error;
+
+/// A peer that sent nothing for this long is considered gone (gz-transport's silence interval).
+pub(crate) const SILENCE_INTERVAL: Duration = Duration::from_secs(3);
+/// Period of HEARTBEAT, re-ADVERTISE of our topics and re-SUBSCRIBE of unserved topics.
+pub(crate) const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// A subscription callback as stored: gets the raw payload, returns false if the payload could
+/// not be decoded into the subscriber's type (counted by the receive thread).
+pub(crate) type Callback = Box<dyn FnMut(&[u8], &MessageInfo) -> bool + Send>;
+
+/// One callback subscribed to a topic.
+#[derive(Clone)]
+pub(crate) struct SubEntry {
+    pub id: u64,
+    /// `None` accepts any type (raw subscription).
+    pub type_name: Option<String>,
+    pub callback: Arc<Mutex<Callback>>,
+}
+
+impl SubEntry {
+    pub fn accepts(&self, type_name: &str) -> bool {
+        self.type_name.as_deref().is_none_or(|t| t == type_name)
+    }
+}
+
+/// A topic this node advertises.
+struct LocalPub {
+    id: u64,
+    type_name: String,
+    /// Remote subscribers that announced themselves with NEW_CONNECTION: (process, node) UUIDs.
+    remote_subs: HashSet<(String, String)>,
+}
+
+/// A publisher of another participant.
+struct RemotePub {
+    process_uuid: String,
+    node_uuid: String,
+    address: String,
+    type_name: String,
+    /// We have sent NEW_CONNECTION for it (a subscription of ours accepts its type).
+    wanted: bool,
+}
+
+#[derive(Default)]
+struct State {
+    local: HashMap<String, LocalPub>,
+    remote: HashMap<String, Vec<RemotePub>>,
+    subs: HashMap<String, Arc<Vec<SubEntry>>>,
+    /// Addresses the receive thread's SUB socket is connected to.
+    connected: HashSet<String>,
+    /// Last time we heard from each peer process.
+    peers: HashMap<String, Instant>,
+    next_id: u64,
+}
+
+/// Counters of everything that happened; read through [`TransportStats`].
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub discovery_received: AtomicU64,
+    pub discovery_dropped: AtomicU64,
+    pub messages_received: AtomicU64,
+    pub messages_dropped: AtomicU64,
+    pub type_mismatches: AtomicU64,
+    pub decode_errors: AtomicU64,
+    pub callback_panics: AtomicU64,
+    pub messages_published: AtomicU64,
+    pub peers_expired: AtomicU64,
+}
+
+pub(crate) fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A command for the receive thread, which owns the SUB socket.
+pub(crate) enum Command<'a> {
+    Connect(&'a str),
+    Disconnect(&'a str),
+    Filter(&'a str),
+    Unfilter(&'a str),
+    Stop,
+}
+
+impl Command<'_> {
+    pub const CONNECT: u8 = b'c';
+    pub const DISCONNECT: u8 = b'd';
+    pub const FILTER: u8 = b'f';
+    pub const UNFILTER: u8 = b'u';
+    pub const STOP: u8 = b's';
+
+    fn encode(&self) -> Vec<u8> {
+        let (op, arg) = match self {
+            Command::Connect(a) => (Self::CONNECT, *a),
+            Command::Disconnect(a) => (Self::DISCONNECT, *a),
+            Command::Filter(t) => (Self::FILTER, *t),
+            Command::Unfilter(t) => (Self::UNFILTER, *t),
+            Command::Stop => (Self::STOP, ""),
+        };
+        let mut out = Vec::with_capacity(1 + arg.len());
+        out.push(op);
+        out.extend_from_slice(arg.as_bytes());
+        out
+    }
+}
+
+pub(crate) struct Core {
+    pub cfg: Config,
+    pub process_uuid: String,
+    pub node_uuid: String,
+    /// `@/<partition>@`, the wire prefix of every topic of our partition.
+    pub prefix: String,
+    /// Our PUB socket's address as advertised, e.g. `tcp://127.0.0.1:40123`.
+    pub address: String,
+    pub disc: DiscoverySockets,
+    pub counters: Counters,
+    publisher: Mutex<zmq::Socket>,
+    control: Mutex<zmq::Socket>,
+    state: Mutex<State>,
+    changed: Condvar,
+    shutdown: AtomicBool,
+    wake: UnixStream,
+}
+
+impl Core {
+    #[allow(clippy::too_many_arguments)] // plain constructor of the one shared struct
+    pub fn new(
+        cfg: Config,
+        process_uuid: String,
+        node_uuid: String,
+        address: String,
+        disc: DiscoverySockets,
+        publisher: zmq::Socket,
+        control: zmq::Socket,
+        wake: UnixStream,
+    ) -> Core {
+        let prefix = crate::names::partition_prefix(&cfg.partition);
+        Core {
+            cfg,
+            process_uuid,
+            node_uuid,
+            prefix,
+            address,
+            disc,
+            counters: Counters::default(),
+            publisher: Mutex::new(publisher),
+            control: Mutex::new(control),
+            state: Mutex::new(State {
+                next_id: 1,
+                ..State::default()
+            }),
+            changed: Condvar::new(),
+            shutdown: AtomicBool::new(false),
+            wake,
+        }
+    }
+
+    pub fn fqn(&self, topic: &str) -> String {
+        format!("{}{}", self.prefix, topic)
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    // ---- sending ---------------------------------------------------------------------------
+
+    fn send_discovery(&self, kind: DiscoveryType, contents: Option<DiscContents>) {
+        let msg = Discovery::new(kind, &self.process_uuid, contents);
+        match wire::encode_discovery(&msg) {
+            Ok(datagram) => self.disc.send(&datagram),
+            Err(e) => tracing::warn!(?kind, error = %e, "discovery message not sent"),
+        }
+    }
+
+    fn command(&self, cmd: Command) {
+        if let Err(e) = self.control.lock().send(cmd.encode(), 0) {
+            tracing::warn!(error = %e, "receive thread command not delivered");
+        }
+    }
+
+    fn local_publisher_msg(&self, fqn: &str, lp: &LocalPub) -> Publisher {
+        Publisher {
+            topic: fqn.to_owned(),
+            address: self.address.clone(),
+            process_uuid: self.process_uuid.clone(),
+            node_uuid: self.node_uuid.clone(),
+            scope: Scope::All as i32,
+            pub_type: Some(PubType::MsgPub(MessagePublisher {
+                // C++ peers send "unused" here in ADVERTISE; only NEW_CONNECTION uses ctrl.
+                ctrl: "unused".to_owned(),
+                msg_type: lp.type_name.clone(),
+                throttled: false,
+                msgs_per_sec: u64::MAX,
+            })),
+        }
+    }
+
+    fn advertise_msg(&self, kind: DiscoveryType, fqn: &str, lp: &LocalPub) {
+        let p = self.local_publisher_msg(fqn, lp);
+        self.send_discovery(kind, Some(DiscContents::Pub(p)));
+    }
+
+    /// NEW_CONNECTION or END_CONNECTION to a remote publisher: `address` is the publisher's,
+    /// `process_uuid`/`node_uuid` are ours, `ctrl` is the publisher's process.
+    fn connection_msg(&self, kind: DiscoveryType, fqn: &str, rp: &RemotePub) {
+        let p = Publisher {
+            topic: fqn.to_owned(),
+            address: rp.address.clone(),
+            process_uuid: self.process_uuid.clone(),
+            node_uuid: self.node_uuid.clone(),
+            scope: Scope::All as i32,
+            pub_type: Some(PubType::MsgPub(MessagePublisher {
+                ctrl: rp.process_uuid.clone(),
+                msg_type: rp.type_name.clone(),
+                throttled: false,
+                msgs_per_sec: u64::MAX,
+            })),
+        };
+        self.send_discovery(kind, Some(DiscContents::Pub(p)));
+    }
+
+    // ---- local API -------------------------------------------------------------------------
+
+    pub fn advertise(&self, fqn: &str, type_name: &str) -> Result<u64, Error> {
+        let mut st = self.state.lock();
+        if let Some(existing) = st.local.get(fqn) {
+            return Err(Error::AlreadyAdvertised {
+                topic: fqn.strip_prefix(&self.prefix).unwrap_or(fqn).to_owned(),
+                existing: existing.type_name.clone(),
+            });
+        }
+        let id = st.next_id;
+        st.next_id += 1;
+        let lp = LocalPub {
+            id,
+            type_name: type_name.to_owned(),
+            remote_subs: HashSet::new(),
+        };
+        self.advertise_msg(DiscoveryType::Advertise, fqn, &lp);
+        st.local.insert(fqn.to_owned(), lp);
+        self.reconcile(&mut st);
+        self.changed.notify_all();
+        Ok(id)
+    }
+
+    pub fn unadvertise(&self, fqn: &str, id: u64) {
+        let mut st = self.state.lock();
+        if st.local.get(fqn).is_some_and(|lp| lp.id == id) {
+            let lp = st.local.remove(fqn).expect("checked above");
+            self.advertise_msg(DiscoveryType::Unadvertise, fqn, &lp);
+            self.reconcile(&mut st);
+            self.changed.notify_all();
+        }
+    }
+
+    pub fn publish(&self, fqn: &str, type_name: &str, payload: &[u8]) -> Result<(), Error> {
+        if self.is_shutting_down() {
+            return Err(Error::Closed);
+        }
+        let msg = DataMessage {
+            topic: fqn,
+            address: &self.address,
+            payload,
+            type_name,
+        };
+        // PUB never blocks: beyond the high-water mark a slow subscriber loses messages.
+        self.publisher.lock().send_multipart(msg.frames(), 0)?;
+        bump(&self.counters.messages_published);
+        Ok(())
+    }
+
+    pub fn has_subscribers(&self, fqn: &str) -> bool {
+        let st = self.state.lock();
+        Self::has_subscribers_locked(&st, fqn)
+    }
+
+    fn has_subscribers_locked(st: &State, fqn: &str) -> bool {
+        let Some(lp) = st.local.get(fqn) else {
+            return false;
+        };
+        !lp.remote_subs.is_empty()
+            || st
+                .subs
+                .get(fqn)
+                .is_some_and(|s| s.iter().any(|e| e.accepts(&lp.type_name)))
+    }
+
+    pub fn remote_subscriber_count(&self, fqn: &str) -> usize {
+        self.state
+            .lock()
+            .local
+            .get(fqn)
+            .map_or(0, |lp| lp.remote_subs.len())
+    }
+
+    pub fn wait_for_subscribers(&self, fqn: &str, timeout: Duration) -> bool {
+        self.wait_until(timeout, |st| Self::has_subscribers_locked(st, fqn))
+    }
+
+    pub fn subscribe(&self, fqn: &str, type_name: Option<String>, callback: Callback) -> u64 {
+        let mut st = self.state.lock();
+        let id = st.next_id;
+        st.next_id += 1;
+        let entry = SubEntry {
+            id,
+            type_name,
+            callback: Arc::new(Mutex::new(callback)),
+        };
+        let first = !st.subs.contains_key(fqn);
+        let list = st.subs.entry(fqn.to_owned()).or_default();
+        let mut new_list = Vec::clone(list);
+        new_list.push(entry);
+        *list = Arc::new(new_list);
+        if first {
+            self.command(Command::Filter(fqn));
+        }
+        // Always ask: publishers answer SUBSCRIBE with ADVERTISE, so we learn about them now
+        // instead of at their next heartbeat.
+        self.send_discovery(
+            DiscoveryType::Subscribe,
+            Some(DiscContents::Sub(Subscriber {
+                topic: fqn.to_owned(),
+            })),
+        );
+        self.reconcile(&mut st);
+        self.changed.notify_all();
+        id
+    }
+
+    /// Remove subscription `id` on `fqn`, or every subscription on it when `id` is `None`.
+    pub fn unsubscribe(&self, fqn: &str, id: Option<u64>) {
+        let mut st = self.state.lock();
+        let Some(list) = st.subs.get_mut(fqn) else {
+            return;
+        };
+        let kept: Vec<SubEntry> = list
+            .iter()
+            .filter(|e| id.is_some_and(|id| e.id != id))
+            .cloned()
+            .collect();
+        if kept.len() == list.len() {
+            return;
+        }
+        if kept.is_empty() {
+            st.subs.remove(fqn);
+            self.command(Command::Unfilter(fqn));
+        } else {
+            *list = Arc::new(kept);
+        }
+        self.reconcile(&mut st);
+        self.changed.notify_all();
+    }
+
+    /// The callbacks subscribed to `fqn` (for the receive thread; the lock is held briefly).
+    pub fn subscribers_of(&self, fqn: &str) -> Option<Arc<Vec<SubEntry>>> {
+        self.state.lock().subs.get(fqn).cloned()
+    }
+
+    pub fn message_info(&self, msg: &DataMessage) -> MessageInfo {
+        MessageInfo {
+            topic: msg
+                .topic
+                .strip_prefix(&self.prefix)
+                .unwrap_or(msg.topic)
+                .to_owned(),
+            type_name: msg.type_name.to_owned(),
+            partition: self.cfg.partition.clone(),
+            publisher_address: msg.address.to_owned(),
+        }
+    }
+
+    pub fn topic_list(&self) -> Vec<String> {
+        let st = self.state.lock();
+        let mut topics: Vec<String> = st
+            .local
+            .keys()
+            .chain(
+                st.remote
+                    .iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .map(|(k, _)| k),
+            )
+            .filter_map(|fqn| fqn.strip_prefix(&self.prefix).map(str::to_owned))
+            .collect();
+        topics.sort();
+        topics.dedup();
+        topics
+    }
+
+    pub fn publishers_of(&self, fqn: &str) -> Vec<PublisherInfo> {
+        let st = self.state.lock();
+        let mut out = Vec::new();
+        if let Some(lp) = st.local.get(fqn) {
+            out.push(PublisherInfo {
+                address: self.address.clone(),
+                type_name: lp.type_name.clone(),
+                process_uuid: self.process_uuid.clone(),
+                node_uuid: self.node_uuid.clone(),
+                local: true,
+            });
+        }
+        for rp in st.remote.get(fqn).into_iter().flatten() {
+            out.push(PublisherInfo {
+                address: rp.address.clone(),
+                type_name: rp.type_name.clone(),
+                process_uuid: rp.process_uuid.clone(),
+                node_uuid: rp.node_uuid.clone(),
+                local: false,
+            });
+        }
+        out
+    }
+
+    pub fn wait_for_publishers(&self, fqn: &str, timeout: Duration) -> bool {
+        self.wait_until(timeout, |st| {
+            st.remote.get(fqn).is_some_and(|v| !v.is_empty())
+        })
+    }
+
+    fn wait_until(&self, timeout: Duration, cond: impl Fn(&State) -> bool) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut st = self.state.lock();
+        loop {
+            if cond(&st) {
+                return true;
+            }
+            if self.is_shutting_down() || self.changed.wait_until(&mut st, deadline).timed_out() {
+                return cond(&st);
+            }
+        }
+    }
+
+    // ---- discovery -------------------------------------------------------------------------
+
+    /// Handle one datagram received by the discovery thread.
+    pub fn handle_datagram(&self, datagram: &[u8], now: Instant) {
+        let msg = match wire::decode_discovery(datagram) {
+            Ok(m) => m,
+            Err(e) => {
+                bump(&self.counters.discovery_dropped);
+                tracing::debug!(error = %e, "discovery datagram dropped");
+                return;
+            }
+        };
+        if msg.process_uuid == self.process_uuid {
+            return; // our own datagram, looped back
+        }
+        bump(&self.counters.discovery_received);
+        let mut st = self.state.lock();
+        st.peers.insert(msg.process_uuid.clone(), now);
+        match msg.kind() {
+            DiscoveryType::Advertise => {
+                if let Some(p) = self.topic_publisher(&msg) {
+                    self.on_advertise(&mut st, p);
+                }
+            }
+            DiscoveryType::Unadvertise => {
+                if let Some(p) = self.topic_publisher(&msg) {
+                    if let Some(list) = st.remote.get_mut(&p.topic) {
+                        list.retain(|rp| {
+                            !(rp.process_uuid == p.process_uuid && rp.node_uuid == p.node_uuid)
+                        });
+                        if list.is_empty() {
+                            st.remote.remove(&p.topic);
+                        }
+                    }
+                    self.reconcile(&mut st);
+                    self.changed.notify_all();
+                }
+            }
+            DiscoveryType::Subscribe => {
+                if let Some(lp) = msg
+                    .subscriber()
+                    .and_then(|s| st.local.get(&s.topic).map(|lp| (s, lp)))
+                {
+                    self.advertise_msg(DiscoveryType::Advertise, &lp.0.topic, lp.1);
+                }
+            }
+            DiscoveryType::NewConnection | DiscoveryType::EndConnection => {
+                let Some(p) = msg.publisher() else {
+                    return self.dropped("connection without publisher");
+                };
+                let Some(mp) = p.msg_pub() else { return };
+                if mp.ctrl != self.process_uuid {
+                    return; // addressed to another publisher process
+                }
+                let Some(lp) = st.local.get_mut(&p.topic) else {
+                    return;
+                };
+                let key = (p.process_uuid.clone(), p.node_uuid.clone());
+                if msg.kind() == DiscoveryType::NewConnection {
+                    if mp.msg_type != lp.type_name && mp.msg_type != GENERIC_MSG_TYPE {
+                        tracing::debug!(topic = %p.topic, theirs = %mp.msg_type, ours = %lp.type_name,
+                            "NEW_CONNECTION with another type ignored");
+                        return;
+                    }
+                    lp.remote_subs.insert(key);
+                } else {
+                    lp.remote_subs.remove(&key);
+                }
+                self.changed.notify_all();
+            }
+            DiscoveryType::Bye => {
+                self.forget_process(&mut st, &msg.process_uuid);
+            }
+            DiscoveryType::Heartbeat => {}
+            DiscoveryType::Uninitialized => self.dropped("uninitialized discovery type"),
+        }
+    }
+
+    fn dropped(&self, why: &str) {
+        bump(&self.counters.discovery_dropped);
+        tracing::debug!(why, "discovery message dropped");
+    }
+
+    /// The topic publisher in an ADVERTISE/UNADVERTISE, if it concerns our partition and
+    /// is visible to us under its scope.
+    fn topic_publisher<'m>(&self, msg: &'m Discovery) -> Option<&'m Publisher> {
+        let Some(p) = msg.publisher() else {
+            self.dropped("advertisement without publisher");
+            return None;
+        };
+        p.msg_pub()?; // a service publisher: not ours to track
+        if !p.topic.starts_with(&self.prefix) {
+            return None; // another partition
+        }
+        match Scope::try_from(p.scope) {
+            Ok(Scope::All) => Some(p),
+            Ok(Scope::Host) => address_host(&p.address)
+                .is_some_and(|ip| net::is_local_ip(ip, &self.cfg.interfaces))
+                .then_some(p),
+            Ok(Scope::Process) => None, // another process by construction
+            Err(_) => {
+                self.dropped("unknown scope");
+                None
+            }
+        }
+    }
+
+    fn on_advertise(&self, st: &mut State, p: &Publisher) {
+        let Some(mp) = p.msg_pub() else { return };
+        let list = st.remote.entry(p.topic.clone()).or_default();
+        match list
+            .iter_mut()
+            .find(|rp| rp.process_uuid == p.process_uuid && rp.node_uuid == p.node_uuid)
+        {
+            Some(rp) if rp.address == p.address && rp.type_name == mp.msg_type => return,
+            Some(rp) => {
+                // Same node, new address or type: forget the old one, take the new one.
+                rp.address = p.address.clone();
+                rp.type_name = mp.msg_type.clone();
+                rp.wanted = false;
+            }
+            None => list.push(RemotePub {
+                process_uuid: p.process_uuid.clone(),
+                node_uuid: p.node_uuid.clone(),
+                address: p.address.clone(),
+                type_name: mp.msg_type.clone(),
+                wanted: false,
+            }),
+        }
+        tracing::debug!(topic = %p.topic, address = %p.address, "publisher discovered");
+        self.reconcile(st);
+        self.changed.notify_all();
+    }
+
+    fn forget_process(&self, st: &mut State, process_uuid: &str) {
+        st.peers.remove(process_uuid);
+        st.remote.retain(|_, list| {
+            list.retain(|rp| rp.process_uuid != process_uuid);
+            !list.is_empty()
+        });
+        for lp in st.local.values_mut() {
+            lp.remote_subs.retain(|(p, _)| p != process_uuid);
+        }
+        self.reconcile(st);
+        self.changed.notify_all();
+    }
+
+    /// Periodic work: heartbeat, re-advertise our topics (as C++ peers do, so late listeners
+    /// like `gz topic -l` see them), re-subscribe topics nobody serves yet (so restarted
+    /// publishers are found even if their ADVERTISE was lost), expire silent peers.
+    pub fn tick(&self, now: Instant) {
+        self.send_discovery(DiscoveryType::Heartbeat, None);
+        let mut st = self.state.lock();
+        for (fqn, lp) in &st.local {
+            self.advertise_msg(DiscoveryType::Advertise, fqn, lp);
+        }
+        for fqn in st.subs.keys() {
+            if !st.remote.contains_key(fqn) && !st.local.contains_key(fqn) {
+                self.send_discovery(
+                    DiscoveryType::Subscribe,
+                    Some(DiscContents::Sub(Subscriber { topic: fqn.clone() })),
+                );
+            }
+        }
+        self.expire_locked(&mut st, now);
+    }
+
+    /// Drop every peer that has been silent for longer than [`SILENCE_INTERVAL`].
+    pub fn expire(&self, now: Instant) {
+        let mut st = self.state.lock();
+        self.expire_locked(&mut st, now);
+    }
+
+    fn expire_locked(&self, st: &mut State, now: Instant) {
+        let silent: Vec<String> = st
+            .peers
+            .iter()
+            .filter(|(_, seen)| now.saturating_duration_since(**seen) > SILENCE_INTERVAL)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for process_uuid in silent {
+            bump(&self.counters.peers_expired);
+            tracing::debug!(%process_uuid, "peer silent for too long, forgotten");
+            self.forget_process(st, &process_uuid);
+        }
+    }
+
+    /// Say goodbye: peers drop everything they know about us at once.
+    pub fn bye(&self) {
+        let st = self.state.lock();
+        for (fqn, lp) in &st.local {
+            self.advertise_msg(DiscoveryType::Unadvertise, fqn, lp);
+        }
+        self.send_discovery(DiscoveryType::Bye, None);
+    }
+
+    /// Stop the threads: set the flag, wake the discovery thread, tell the receive thread.
+    pub fn stop(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        let _ = (&self.wake).write_all(&[1]);
+        self.command(Command::Stop);
+        let _st = self.state.lock();
+        self.changed.notify_all();
+    }
+
+    /// Bring connections and NEW/END_CONNECTION announcements in line with the state.
+    fn reconcile(&self, st: &mut State) {
+        let State {
+            local,
+            remote,
+            subs,
+            connected,
+            ..
+        } = st;
+        let accepts = |fqn: &str, type_name: &str| {
+            subs.get(fqn)
+                .is_some_and(|s| s.iter().any(|e| e.accepts(type_name)))
+        };
+        let mut desired: HashSet<&str> = HashSet::new();
+        for (fqn, list) in remote.iter_mut() {
+            for rp in list.iter_mut() {
+                let want = accepts(fqn, &rp.type_name);
+                if want != rp.wanted {
+                    let kind = if want {
+                        DiscoveryType::NewConnection
+                    } else {
+                        DiscoveryType::EndConnection
+                    };
+                    self.connection_msg(kind, fqn, rp);
+                    rp.wanted = want;
+                }
+            }
+        }
+        for list in remote.values() {
+            desired.extend(
+                list.iter()
+                    .filter(|rp| rp.wanted)
+                    .map(|rp| rp.address.as_str()),
+            );
+        }
+        // Our own publishers reach our own subscriptions through the same SUB socket, so
+        // callbacks always run on the receive thread.
+        if local.iter().any(|(fqn, lp)| accepts(fqn, &lp.type_name)) {
+            desired.insert(self.address.as_str());
+        }
+        let to_connect: Vec<String> = desired
+            .iter()
+            .filter(|a| !connected.contains(**a))
+            .map(|a| a.to_string())
+            .collect();
+        let to_disconnect: Vec<String> = connected
+            .iter()
+            .filter(|a| !desired.contains(a.as_str()))
+            .cloned()
+            .collect();
+        for a in to_disconnect {
+            self.command(Command::Disconnect(&a));
+            connected.remove(&a);
+        }
+        for a in to_connect {
+            tracing::debug!(address = %a, "connecting");
+            self.command(Command::Connect(&a));
+            connected.insert(a);
+        }
+    }
+
+    pub fn stats(&self) -> TransportStats {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        TransportStats {
+            discovery_received: get(&c.discovery_received),
+            discovery_dropped: get(&c.discovery_dropped),
+            messages_received: get(&c.messages_received),
+            messages_dropped: get(&c.messages_dropped),
+            type_mismatches: get(&c.type_mismatches),
+            decode_errors: get(&c.decode_errors),
+            callback_panics: get(&c.callback_panics),
+            messages_published: get(&c.messages_published),
+            peers_expired: get(&c.peers_expired),
+        }
+    }
+}
+
+/// The host of a `tcp://host:port` address.
+fn address_host(address: &str) -> Option<Ipv4Addr> {
+    let rest = address.strip_prefix("tcp://")?;
+    let (host, _port) = rest.rsplit_once(':')?;
+    host.parse().ok()
+}
