@@ -3,9 +3,19 @@
 //! JointStatePublisher systems on a fixed-step clock, and speaks gz-transport exactly as
 //! Gazebo does: joint position commands (`Double`) in, joint states (`Model`) and the world
 //! clock (`Clock`) out. There is no collision, contact or gravity: each joint is a 1-DOF body.
+//!
+//! ```no_run
+//! let world = gz_joint_sim::World::load("sdf/ur3e_world.sdf")?;
+//! let sim = world.start(gz_joint_sim::SimOptions::default())?;
+//! println!("t = {:?}, elbow at {:?}", sim.sim_time(), sim.joint_position("elbow_joint"));
+//! sim.stop();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod control;
+mod plant;
 pub mod sdf;
+mod sim;
 pub mod topics;
 
 pub use control::{ControlMode, PidGains};
@@ -13,3 +23,4 @@ pub use sdf::{
     AxisSpec, JointKind, JointSpec, LoadError, Location, PositionControllerSpec,
     StatePublisherSpec, World,
 };
+pub use sim::{JointSnapshot, SimHandle, SimOptions, StartError, Timing};

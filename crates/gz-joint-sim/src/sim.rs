@@ -1,0 +1,555 @@
+//! Running a world: the step thread (absolute deadlines on the monotonic clock at
+//! step ÷ real-time factor), the command subscriptions, and the joint-state and clock
+//! publications, all over gz-transport.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use gz_transport::msgs::{self, GzMessage};
+use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, RawPublisher, Subscription};
+use parking_lot::Mutex;
+use prost::Message;
+
+use crate::plant::{JointState, Plant};
+use crate::sdf::World;
+use crate::topics;
+
+/// How to run a world.
+#[derive(Clone, Debug, Default)]
+pub struct SimOptions {
+    /// Type-name prefix on the wire: `gz.msgs.` (Harmonic, default) or `ignition.msgs.`.
+    pub msgs_prefix: MsgsPrefix,
+    /// gz-transport partition; `None` → `GZ_PARTITION`/`IGN_PARTITION`/default.
+    pub partition: Option<String>,
+    /// Overrides the world's `<real_time_factor>`.
+    pub real_time_factor: Option<f64>,
+}
+
+/// Why a world could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("the real-time factor must be a positive number, got {0}")]
+    RealTimeFactor(f64),
+    #[error("gz-transport: {0}")]
+    Transport(#[from] gz_transport::Error),
+    #[error("cannot start the simulation thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// One joint's state as last stepped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointSnapshot {
+    /// Scoped name, `model::…::joint`.
+    pub name: String,
+    pub position: f64,
+    pub velocity: f64,
+    pub force: f64,
+}
+
+/// Step timing over a window (see [`SimHandle::take_timing`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timing {
+    /// Steps taken in the window.
+    pub steps: u64,
+    /// Sim time at the end of the window.
+    pub sim_time: Duration,
+    /// Sim time advanced ÷ wall time elapsed, between the window's first and last step.
+    pub real_time_factor: f64,
+    /// How late steps started after their deadline: mean, 99th percentile, maximum.
+    pub lateness_mean: Duration,
+    pub lateness_p99: Duration,
+    pub lateness_max: Duration,
+    /// Times the step thread fell so far behind that it gave up catching up (slowing sim
+    /// time down, as Gazebo does when it cannot keep up).
+    pub resyncs: u64,
+}
+
+/// A running world. Stops (and joins its thread) on [`SimHandle::stop`] or drop.
+pub struct SimHandle {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    joint_names: Vec<String>,
+    real_time_factor: f64,
+    node: Node,
+    _subscriptions: Vec<Subscription>,
+}
+
+struct Shared {
+    stop: AtomicBool,
+    /// Position target per controller, as `f64` bits (written by the transport thread).
+    targets: Vec<AtomicU64>,
+    status: Mutex<Status>,
+}
+
+struct Status {
+    sim_time: Duration,
+    joints: Vec<JointState>,
+    window: TimingWindow,
+}
+
+impl World {
+    /// Starts the world: subscribes to every controller's command topic, advertises every
+    /// joint-state topic and the clock, and steps until stopped.
+    pub fn start(&self, options: SimOptions) -> Result<SimHandle, StartError> {
+        let rtf = options.real_time_factor.unwrap_or(self.real_time_factor);
+        if !(rtf.is_finite() && rtf > 0.0) {
+            return Err(StartError::RealTimeFactor(rtf));
+        }
+        let prefix = options.msgs_prefix;
+        let node = Node::with_options(NodeOptions {
+            partition: options.partition.clone(),
+            namespace: None,
+            msgs_prefix: prefix,
+        })?;
+
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            targets: self
+                .position_controllers
+                .iter()
+                .map(|c| AtomicU64::new(c.initial_position.to_bits()))
+                .collect(),
+            status: Mutex::new(Status {
+                sim_time: Duration::ZERO,
+                joints: vec![JointState::default(); self.joints.len()],
+                window: TimingWindow::new(),
+            }),
+        });
+
+        let mut subscriptions = Vec::new();
+        for (i, c) in self.position_controllers.iter().enumerate() {
+            let shared = shared.clone();
+            let mut refusals = Refusals::default();
+            let topic = c.topic.clone();
+            subscriptions.push(node.subscribe(
+                &c.topic,
+                move |m: msgs::Double, info: &MessageInfo| {
+                    if m.data.is_finite() {
+                        shared.targets[i].store(m.data.to_bits(), Ordering::Relaxed);
+                    } else {
+                        refusals.refuse(&topic, m.data, info);
+                    }
+                },
+            )?);
+        }
+
+        let state_publishers = self
+            .state_publishers
+            .iter()
+            .map(|p| StatePublication::new(self, p, &node, prefix))
+            .collect::<Result<Vec<_>, _>>()?;
+        let clock_type = prefix.type_name(msgs::Clock::SHORT_NAME);
+        let mut clock_publishers = vec![node.advertise_raw("/clock", &clock_type)?];
+        if let Some(world_clock) = topics::world_clock(&self.name) {
+            clock_publishers.push(node.advertise_raw(&world_clock, &clock_type)?);
+        }
+
+        let stepper = Stepper {
+            plant: Plant::new(self),
+            shared: shared.clone(),
+            targets: vec![0.0; self.position_controllers.len()],
+            state_publishers,
+            clock_publishers,
+            clock: msgs::Clock::default(),
+            buffer: Vec::with_capacity(1024),
+            step: self.step,
+            period: self.step.div_f64(rtf),
+            publish_errors: 0,
+        };
+        let thread = std::thread::Builder::new()
+            .name(format!("gz-joint-sim {}", self.name))
+            .spawn(move || stepper.run())
+            .map_err(StartError::Thread)?;
+        tracing::info!(
+            "world {:?} running: step {:?}, real-time factor {rtf}, partition {:?}, {} joints, {} controllers",
+            self.name,
+            self.step,
+            node.partition(),
+            self.joints.len(),
+            self.position_controllers.len()
+        );
+        Ok(SimHandle {
+            shared,
+            thread: Some(thread),
+            joint_names: self.joints.iter().map(|j| j.scoped_name.clone()).collect(),
+            real_time_factor: rtf,
+            node,
+            _subscriptions: subscriptions,
+        })
+    }
+}
+
+impl SimHandle {
+    /// Sim time of the last completed step.
+    pub fn sim_time(&self) -> Duration {
+        self.shared.status.lock().sim_time
+    }
+
+    /// Every joint of the world, in [`World::joints`] order.
+    pub fn joints(&self) -> Vec<JointSnapshot> {
+        let status = self.shared.status.lock();
+        self.joint_names
+            .iter()
+            .zip(&status.joints)
+            .map(|(name, s)| JointSnapshot {
+                name: name.clone(),
+                position: s.position,
+                velocity: s.velocity,
+                force: s.force,
+            })
+            .collect()
+    }
+
+    /// A joint's position by scoped name, or by plain name if that is unique.
+    pub fn joint_position(&self, name: &str) -> Option<f64> {
+        let index = self
+            .joint_names
+            .iter()
+            .position(|n| n == name)
+            .or_else(|| {
+                let suffix = format!("::{name}");
+                let mut found = self
+                    .joint_names
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| n.ends_with(&suffix));
+                match (found.next(), found.next()) {
+                    (Some((i, _)), None) => Some(i),
+                    _ => None,
+                }
+            })?;
+        Some(self.shared.status.lock().joints[index].position)
+    }
+
+    /// The real-time factor the world runs at.
+    pub fn target_real_time_factor(&self) -> f64 {
+        self.real_time_factor
+    }
+
+    /// The gz-transport partition the world talks on.
+    pub fn partition(&self) -> &str {
+        self.node.partition()
+    }
+
+    /// Step timing since the previous call (or the start), and starts a new window.
+    pub fn take_timing(&self) -> Timing {
+        let mut status = self.shared.status.lock();
+        let sim_time = status.sim_time;
+        std::mem::replace(&mut status.window, TimingWindow::new()).report(sim_time)
+    }
+
+    /// Stops stepping and joins the step thread; publishers and subscriptions go with it.
+    pub fn stop(mut self) {
+        self.stop_thread();
+    }
+
+    fn stop_thread(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            if thread.join().is_err() {
+                tracing::error!("the simulation thread panicked");
+            }
+        }
+    }
+}
+
+impl Drop for SimHandle {
+    fn drop(&mut self) {
+        self.stop_thread();
+    }
+}
+
+/// Warns about refused (NaN/inf) commands without flooding the log at the command rate.
+#[derive(Default)]
+struct Refusals {
+    count: u64,
+    last_warning: Option<Instant>,
+}
+
+impl Refusals {
+    fn refuse(&mut self, topic: &str, value: f64, info: &MessageInfo) {
+        self.count += 1;
+        if self
+            .last_warning
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            tracing::warn!(
+                "{topic}: refused non-finite command {value} from {} ({} refused so far); the target is unchanged",
+                info.publisher_address,
+                self.count
+            );
+            self.last_warning = Some(Instant::now());
+        }
+    }
+}
+
+/// One JointStatePublisher: its topic and a `Model` message built once and updated in place.
+struct StatePublication {
+    publisher: RawPublisher,
+    message: msgs::Model,
+    /// `(index into world joints, index into message.joint)` of joints with an axis.
+    moving: Vec<(usize, usize)>,
+    min_interval: Option<Duration>,
+    last_published: Option<Duration>,
+}
+
+impl StatePublication {
+    fn new(
+        world: &World,
+        spec: &crate::sdf::StatePublisherSpec,
+        node: &Node,
+        prefix: MsgsPrefix,
+    ) -> Result<StatePublication, StartError> {
+        let publisher =
+            node.advertise_raw(&spec.topic, &prefix.type_name(msgs::Model::SHORT_NAME))?;
+        let mut message = msgs::Model {
+            header: Some(msgs::Header {
+                stamp: Some(msgs::Time::default()),
+                data: Vec::new(),
+            }),
+            name: spec.model_name.clone(),
+            id: spec.model_id,
+            ..Default::default()
+        };
+        let mut moving = Vec::new();
+        for &j in &spec.joints {
+            let joint = &world.joints[j];
+            // As gz-sim's JointStatePublisher: axis1 only for joints with a position (fixed
+            // joints have none), with the SDF axis direction, limits and damping.
+            let axis1 = joint
+                .axis
+                .filter(|_| joint.kind.dof() > 0)
+                .map(|a| msgs::Axis {
+                    xyz: Some(msgs::Vector3d {
+                        header: None,
+                        x: a.xyz[0],
+                        y: a.xyz[1],
+                        z: a.xyz[2],
+                    }),
+                    limit_lower: a.lower,
+                    limit_upper: a.upper,
+                    damping: a.damping,
+                    ..Default::default()
+                });
+            if axis1.is_some() {
+                moving.push((j, message.joint.len()));
+            }
+            message.joint.push(msgs::Joint {
+                name: joint.name.clone(),
+                id: joint.id,
+                parent: joint.parent.clone(),
+                child: joint.child.clone(),
+                axis1,
+                ..Default::default()
+            });
+        }
+        Ok(StatePublication {
+            publisher,
+            message,
+            moving,
+            min_interval: spec.update_rate.map(|hz| Duration::from_secs_f64(1.0 / hz)),
+            last_published: None,
+        })
+    }
+}
+
+/// The step thread's state.
+struct Stepper {
+    plant: Plant,
+    shared: Arc<Shared>,
+    targets: Vec<f64>,
+    state_publishers: Vec<StatePublication>,
+    clock_publishers: Vec<RawPublisher>,
+    clock: msgs::Clock,
+    buffer: Vec<u8>,
+    step: Duration,
+    period: Duration,
+    publish_errors: u64,
+}
+
+/// Falling further behind than this stops catching up (a stall, not jitter).
+fn max_lag(period: Duration) -> Duration {
+    (period * 25).max(Duration::from_millis(50))
+}
+
+impl Stepper {
+    fn run(mut self) {
+        let start = Instant::now();
+        let mut anchor = start;
+        let mut steps_since_anchor: u32 = 0;
+        let mut sim_time = Duration::ZERO;
+        loop {
+            steps_since_anchor += 1;
+            let deadline = anchor + self.period * steps_since_anchor;
+            while !self.shared.stop.load(Ordering::Relaxed) {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                std::thread::park_timeout(deadline - now);
+            }
+            if self.shared.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let woke = Instant::now();
+            let lateness = woke - deadline;
+            let resync = lateness > max_lag(self.period);
+            if resync {
+                anchor = woke;
+                steps_since_anchor = 0;
+            }
+
+            for (t, shared) in self.targets.iter_mut().zip(&self.shared.targets) {
+                *t = f64::from_bits(shared.load(Ordering::Relaxed));
+            }
+            self.plant.step(&self.targets);
+            sim_time += self.step;
+            self.publish(sim_time, woke - start);
+
+            let mut status = self.shared.status.lock();
+            status.sim_time = sim_time;
+            status.joints.copy_from_slice(self.plant.joints());
+            status.window.record(woke, sim_time, lateness, resync);
+        }
+        tracing::debug!(
+            "step thread stopped after {} steps",
+            self.plant.iterations()
+        );
+    }
+
+    fn publish(&mut self, sim_time: Duration, real_time: Duration) {
+        let stamp = time(sim_time);
+        for p in &mut self.state_publishers {
+            if let (Some(min), Some(last)) = (p.min_interval, p.last_published) {
+                if sim_time - last < min {
+                    continue;
+                }
+            }
+            p.last_published = Some(sim_time);
+            if let Some(header) = p.message.header.as_mut() {
+                header.stamp = Some(stamp);
+            }
+            for &(j, m) in &p.moving {
+                let s = self.plant.joints()[j];
+                if let Some(axis) = p.message.joint[m].axis1.as_mut() {
+                    axis.position = s.position;
+                    axis.velocity = s.velocity;
+                    axis.force = s.force;
+                }
+            }
+            self.buffer.clear();
+            p.message
+                .encode(&mut self.buffer)
+                .expect("a Vec grows as needed");
+            if let Err(e) = p.publisher.publish_raw(&self.buffer) {
+                report_publish_error(&mut self.publish_errors, p.publisher.topic(), &e);
+            }
+        }
+        self.clock.sim = Some(stamp);
+        self.clock.real = Some(time(real_time));
+        self.clock.system = Some(time(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default(),
+        ));
+        self.buffer.clear();
+        self.clock
+            .encode(&mut self.buffer)
+            .expect("a Vec grows as needed");
+        for publisher in &self.clock_publishers {
+            if let Err(e) = publisher.publish_raw(&self.buffer) {
+                report_publish_error(&mut self.publish_errors, publisher.topic(), &e);
+            }
+        }
+    }
+}
+
+fn report_publish_error(count: &mut u64, topic: &str, e: &gz_transport::Error) {
+    *count += 1;
+    if count.is_power_of_two() {
+        tracing::warn!("{topic}: publish failed ({count} failures so far): {e}");
+    }
+}
+
+fn time(d: Duration) -> msgs::Time {
+    msgs::Time {
+        sec: d.as_secs() as i64,
+        nsec: d.subsec_nanos() as i32,
+    }
+}
+
+/// Lateness statistics of a window of steps, with a fixed histogram (no allocation per step).
+struct TimingWindow {
+    steps: u64,
+    first: Option<(Instant, Duration)>,
+    last: Option<(Instant, Duration)>,
+    lateness_sum: Duration,
+    lateness_max: Duration,
+    /// 10 µs buckets up to 20 ms; the last bucket takes everything later.
+    histogram: Box<[u32; HISTOGRAM_BUCKETS]>,
+    resyncs: u64,
+}
+
+const HISTOGRAM_BUCKETS: usize = 2000;
+const BUCKET: Duration = Duration::from_micros(10);
+
+impl TimingWindow {
+    fn new() -> TimingWindow {
+        TimingWindow {
+            steps: 0,
+            first: None,
+            last: None,
+            lateness_sum: Duration::ZERO,
+            lateness_max: Duration::ZERO,
+            histogram: Box::new([0; HISTOGRAM_BUCKETS]),
+            resyncs: 0,
+        }
+    }
+
+    fn record(&mut self, wall: Instant, sim: Duration, lateness: Duration, resync: bool) {
+        self.steps += 1;
+        self.first.get_or_insert((wall, sim));
+        self.last = Some((wall, sim));
+        self.lateness_sum += lateness;
+        self.lateness_max = self.lateness_max.max(lateness);
+        let bucket =
+            ((lateness.as_nanos() / BUCKET.as_nanos()) as usize).min(HISTOGRAM_BUCKETS - 1);
+        self.histogram[bucket] += 1;
+        self.resyncs += u64::from(resync);
+    }
+
+    fn report(&self, sim_time: Duration) -> Timing {
+        let real_time_factor = match (self.first, self.last) {
+            (Some((w0, s0)), Some((w1, s1))) if w1 > w0 => {
+                (s1 - s0).as_secs_f64() / (w1 - w0).as_secs_f64()
+            }
+            _ => 0.0,
+        };
+        let mut p99 = Duration::ZERO;
+        let wanted = (self.steps as f64 * 0.99).ceil() as u64;
+        let mut seen = 0u64;
+        for (i, &n) in self.histogram.iter().enumerate() {
+            seen += u64::from(n);
+            if seen >= wanted && n > 0 {
+                p99 = BUCKET * (i as u32 + 1);
+                break;
+            }
+        }
+        Timing {
+            steps: self.steps,
+            sim_time,
+            real_time_factor,
+            lateness_mean: if self.steps > 0 {
+                Duration::from_nanos((self.lateness_sum.as_nanos() / u128::from(self.steps)) as u64)
+            } else {
+                Duration::ZERO
+            },
+            lateness_p99: p99.min(self.lateness_max),
+            lateness_max: self.lateness_max,
+            resyncs: self.resyncs,
+        }
+    }
+}
