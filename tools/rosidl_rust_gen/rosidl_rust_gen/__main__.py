@@ -1,0 +1,113 @@
+"""Command line: generate the Rust crates of every interface package into an overlay prefix.
+
+    python -m rosidl_rust_gen --out .ros-overlay [--prefix <ament prefix>]... [--force]
+
+Without --prefix the prefixes come from AMENT_PREFIX_PATH. The overlay is
+only rewritten when an input changed (IDL files, package versions, this
+generator's own source); files whose text is unchanged keep their mtime, so
+cargo does not rebuild what did not change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import pathlib
+import sys
+import time
+
+from .emit import Package
+from .index import GeneratorError, InterfacePackage, find_packages, parse_package
+
+STAMP = '.rosidl_rust_gen.json'
+
+
+def generate(package: InterfacePackage) -> dict[str, str]:
+    """Relative path under the overlay -> text, for one package."""
+    files = Package(parse_package(package)).files()
+    return {f'share/{package.name}/rust/{rel}': text for rel, text in files.items()}
+
+
+def inputs_digest(packages: dict[str, InterfacePackage]) -> str:
+    h = hashlib.sha256()
+    for src in sorted(pathlib.Path(__file__).parent.glob('*.py')):
+        h.update(src.name.encode() + b'\0' + src.read_bytes() + b'\0')
+    for name, p in sorted(packages.items()):
+        h.update(f'{name}\0{p.version}\0'.encode())
+        for rel in p.idl_files:
+            h.update(rel.encode() + b'\0' + (p.share / rel).read_bytes() + b'\0')
+    return h.hexdigest()
+
+
+def sync(out: pathlib.Path, files: dict[str, str], previous: list[str]) -> int:
+    """Write changed files, delete ones no longer generated; return how many changed."""
+    changed = 0
+    for rel, text in sorted(files.items()):
+        path = out / rel
+        data = text.encode()
+        if path.is_file() and path.read_bytes() == data:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + '.tmp')
+        tmp.write_bytes(data)
+        tmp.replace(path)
+        changed += 1
+    for rel in sorted(set(previous) - set(files)):
+        path = out / rel
+        if path.is_file():
+            path.unlink()
+            changed += 1
+        for parent in path.parents:
+            if parent == out or not parent.is_dir() or any(parent.iterdir()):
+                break
+            parent.rmdir()
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog='rosidl_rust_gen', description=__doc__.splitlines()[0])
+    ap.add_argument('--out', required=True, type=pathlib.Path, help='overlay prefix to write')
+    ap.add_argument('--prefix', action='append', type=pathlib.Path, default=[],
+                    help='ament prefix to read (repeatable; default: AMENT_PREFIX_PATH)')
+    ap.add_argument('--force', action='store_true', help='regenerate even if inputs are unchanged')
+    ap.add_argument('--jobs', type=int, default=min(2, os.cpu_count() or 1))
+    args = ap.parse_args(argv)
+
+    out = args.out.resolve()
+    prefixes = [p.resolve() for p in args.prefix] or [
+        pathlib.Path(p).resolve() for p in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep) if p]
+    prefixes = [p for p in prefixes if p != out]
+    if not prefixes:
+        print('rosidl_rust_gen: no ament prefix given (--prefix or AMENT_PREFIX_PATH)', file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    try:
+        packages = find_packages(prefixes)
+        if not packages:
+            raise GeneratorError(f'no interface package in {", ".join(map(str, prefixes))}')
+        digest = inputs_digest(packages)
+        stamp_path = out / STAMP
+        stamp = json.loads(stamp_path.read_text()) if stamp_path.is_file() else {}
+        if stamp.get('inputs') == digest and not args.force and all(
+                (out / rel).is_file() for rel in stamp.get('files', [])):
+            print(f'rosidl_rust_gen: {len(packages)} packages up to date in {out}')
+            return 0
+        files: dict[str, str] = {}
+        with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for result in pool.map(generate, [packages[n] for n in sorted(packages)]):
+                files.update(result)
+        changed = sync(out, files, stamp.get('files', []))
+        stamp_path.write_text(json.dumps({'inputs': digest, 'files': sorted(files)}, indent=1) + '\n')
+    except GeneratorError as e:
+        print(f'rosidl_rust_gen: error: {e}', file=sys.stderr)
+        return 1
+    print(f'rosidl_rust_gen: {len(packages)} packages, {len(files)} files ({changed} changed) '
+          f'in {time.monotonic() - started:.1f} s -> {out}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
