@@ -11,7 +11,7 @@ from __future__ import annotations
 from rosidl_parser import definition as d
 
 from . import rust
-from .index import ParsedPackage
+from .index import GeneratorError, ParsedPackage
 from .rust import RT, Scope
 
 COW = '::std::borrow::Cow'
@@ -161,17 +161,25 @@ def _struct(m: d.Message, scope: Scope, field_type) -> list[str]:
     out += ['#[derive(Clone, Debug, PartialEq, PartialOrd)]', SERDE_DERIVE, ITEM_ALLOWS,
             f'pub struct {st.namespaced_type.name} {{']
     for member in st.members:
+        try:
+            rust_type = field_type(member.type, scope)
+        except GeneratorError as e:
+            raise GeneratorError(f'{type_name(st.namespaced_type)} member {member.name!r}: {e}') from e
         out += _doc(member.get_comment_lines(), '    ')
         if rust.needs_big_array(member.type):
             out.append('    ' + SERDE_BIG_ARRAY)
-        out.append(f'    pub {rust.field_name(member.name)}: {field_type(member.type, scope)},')
+        out.append(f'    pub {rust.field_name(member.name)}: {rust_type},')
     out.append('}')
     if m.constants:
         out += ['', ITEM_ALLOWS, f'impl {st.namespaced_type.name} {{']
         for c in m.constants:
+            try:
+                declaration = (f'    pub const {c.name}: {rust.constant_type(c.type)} = '
+                               f'{rust.constant_literal(c.type, c.value)};')
+            except GeneratorError as e:
+                raise GeneratorError(f'{type_name(st.namespaced_type)} constant {c.name}: {e}') from e
             out += _doc(c.get_comment_lines(), '    ')
-            out.append(f'    pub const {c.name}: {rust.constant_type(c.type)} = '
-                       f'{rust.constant_literal(c.type, c.value)};')
+            out.append(declaration)
         out.append('}')
     return out
 
