@@ -1,0 +1,441 @@
+//! Against gz-joint-sim running `sdf/ur3e_world.sdf` in this process (its own node, the
+//! same gz-transport wire as Gazebo).
+
+use std::f64::consts::PI;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use gz_joint_sim::{SimHandle, SimOptions, World};
+use gz_transport::{MsgsPrefix, Node, NodeOptions};
+use sas_robot_driver_gazebo::{
+    DriverError, DriverState, ErrorKind, JointSnapshot, LimitPolicy, RobotDriverGazebo,
+    RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
+};
+
+use crate::support::{capture_logs, unique_partition};
+
+const UR3E_JOINTS: [&str; 6] = [
+    "shoulder_pan_joint",
+    "shoulder_lift_joint",
+    "elbow_joint",
+    "wrist_1_joint",
+    "wrist_2_joint",
+    "wrist_3_joint",
+];
+const PREFIX: &str = "/model/ur3e/joint/";
+const STATES: &str =
+    "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state";
+/// The shipped controllers' `<cmd_max>`: joints move at this speed towards their target.
+const CMD_MAX: f64 = 0.25;
+
+fn start_ur3e_world(partition: &str) -> SimHandle {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sdf/ur3e_world.sdf");
+    World::load_with_resource_paths(path, &[])
+        .unwrap()
+        .start(SimOptions {
+            partition: Some(partition.to_string()),
+            ..Default::default()
+        })
+        .unwrap()
+}
+
+fn ur3e_config(partition: &str) -> RobotDriverGazeboConfiguration {
+    let mut config = RobotDriverGazeboConfiguration::new(UR3E_JOINTS, PREFIX, STATES);
+    config.partition = Some(partition.to_string());
+    config.initialize_timeout = Some(Duration::from_secs(60));
+    config
+}
+
+fn initialized(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo> {
+    let driver = Arc::new(RobotDriverGazebo::new(config, None).unwrap());
+    driver.connect().unwrap();
+    driver.initialize().unwrap();
+    driver
+}
+
+/// A control loop on its own thread: forwards the latest target every 10 ms until dropped.
+struct ControlLoop {
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl ControlLoop {
+    fn start(driver: Arc<RobotDriverGazebo>) -> ControlLoop {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                driver.forward_targets().unwrap();
+                thread::sleep(Duration::from_millis(10));
+            }
+        });
+        ControlLoop {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for ControlLoop {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Waits (bounded) until `done(snapshot)` holds for a fresh snapshot.
+fn wait_for_snapshot(
+    driver: &RobotDriverGazebo,
+    timeout: Duration,
+    what: &str,
+    done: impl Fn(&JointSnapshot) -> bool,
+) -> JointSnapshot {
+    let deadline = Instant::now() + timeout;
+    let mut snapshot = driver.snapshot();
+    while !done(&snapshot) {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not within {timeout:?}; last {snapshot:?}"
+        );
+        driver.wait_for_sample_after(snapshot.sequence, Duration::from_secs(1));
+        driver.read_snapshot(&mut snapshot);
+    }
+    snapshot
+}
+
+fn seconds(snapshot: &JointSnapshot) -> f64 {
+    snapshot
+        .sim_time
+        .expect("Gazebo stamps its joint states")
+        .as_secs_f64()
+}
+
+#[test]
+fn initialize_captures_the_worlds_limits_and_positions_match_the_simulator() {
+    let partition = unique_partition("initialize_limits");
+    let sim = start_ur3e_world(&partition);
+    let driver = initialized(ur3e_config(&partition));
+    assert_eq!(driver.state(), DriverState::Initialized);
+
+    let tau = 2.0 * PI;
+    let (lower, upper) = driver.get_joint_limits().unwrap();
+    assert_eq!(lower, [-tau, -tau, -PI, -tau, -tau, f64::NEG_INFINITY]);
+    assert_eq!(upper, [tau, tau, PI, tau, tau, f64::INFINITY]);
+
+    // At rest (the controllers hold the initial target), the two views agree exactly.
+    let positions = driver.get_joint_positions().unwrap();
+    for (joint, position) in UR3E_JOINTS.iter().zip(&positions) {
+        assert_eq!(Some(*position), sim.joint_position(joint), "{joint}");
+    }
+    assert_eq!(driver.get_joint_velocities().unwrap().len(), 6);
+    assert_eq!(driver.get_joint_torques().unwrap().len(), 6);
+    assert!(driver.missing_joints().is_empty());
+    driver.deinitialize();
+    driver.disconnect();
+    sim.stop();
+}
+
+#[test]
+fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
+    let partition = unique_partition("target_moves");
+    let sim = start_ur3e_world(&partition);
+    let driver = initialized(ur3e_config(&partition));
+    let start = driver.get_joint_positions().unwrap();
+    let offsets = [0.5, -0.5, 0.4, -0.4, 0.3, -0.3];
+    let target: Vec<f64> = start.iter().zip(offsets).map(|(q, d)| q + d).collect();
+    assert_eq!(
+        driver.set_target_joint_positions(&target).unwrap(),
+        TargetOutcome::Accepted
+    );
+    let control_loop = ControlLoop::start(driver.clone());
+
+    // Two snapshots half a simulated second apart, both mid-motion for every joint.
+    let moving = |s: &JointSnapshot, from: f64, to: f64| {
+        (0..6).all(|j| {
+            let travelled = (s.positions[j] - start[j]).abs();
+            travelled > from && travelled < to
+        })
+    };
+    let first = wait_for_snapshot(&driver, Duration::from_secs(30), "motion starts", |s| {
+        moving(s, 0.02, 0.1)
+    });
+    let second = wait_for_snapshot(&driver, Duration::from_secs(30), "half a second", |s| {
+        seconds(s) >= seconds(&first) + 0.5
+    });
+    assert!(moving(&second, 0.1, 0.29), "{second:?}");
+    let dt = seconds(&second) - seconds(&first);
+    for j in 0..6 {
+        let speed = (second.positions[j] - first.positions[j]) / dt;
+        let expected = CMD_MAX * offsets[j].signum();
+        assert!(
+            (speed - expected).abs() < 0.01,
+            "{}: {speed} rad/s, expected {expected}",
+            UR3E_JOINTS[j]
+        );
+        assert!(
+            (second.velocities[j] - expected).abs() < 0.01,
+            "{}: reported velocity {}",
+            UR3E_JOINTS[j],
+            second.velocities[j]
+        );
+    }
+
+    // The joints arrive and stop; the driver then reports what the simulator holds.
+    let arrived = wait_for_snapshot(&driver, Duration::from_secs(30), "target reached", |s| {
+        (0..6).all(|j| (s.positions[j] - target[j]).abs() < 1e-6 && s.velocities[j] == 0.0)
+    });
+    let latest = driver.wait_for_sample_after(arrived.sequence, Duration::from_secs(10));
+    assert!(latest.is_some(), "joint states stopped");
+    let positions = driver.get_joint_positions().unwrap();
+    for (j, joint) in UR3E_JOINTS.iter().enumerate() {
+        assert_eq!(Some(positions[j]), sim.joint_position(joint), "{joint}");
+    }
+    drop(control_loop);
+    driver.disconnect();
+    sim.stop();
+}
+
+#[test]
+fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
+    let partition = unique_partition("invalid_targets");
+    let sim = start_ur3e_world(&partition);
+    let mut config = ur3e_config(&partition);
+    config.limit_policy = LimitPolicy::Refuse;
+    let driver = initialized(config);
+    let start = driver.get_joint_positions().unwrap();
+    let target: Vec<f64> = start.iter().map(|q| q + 0.1).collect();
+    driver.set_target_joint_positions(&target).unwrap();
+
+    let err = driver.set_target_joint_positions(&target[..5]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "RobotDriverGazebo::set_target_joint_positions: expected 6 values, got 5."
+    );
+    assert_eq!(err.kind(), ErrorKind::InvalidTarget);
+    let mut bad = target.clone();
+    bad[2] = f64::NAN;
+    assert!(matches!(
+        driver.set_target_joint_positions(&bad),
+        Err(DriverError::NonFiniteTarget { index: 2, .. })
+    ));
+    bad[2] = f64::INFINITY;
+    assert!(matches!(
+        driver.set_target_joint_positions(&bad),
+        Err(DriverError::NonFiniteTarget { index: 2, .. })
+    ));
+    bad[2] = 4.0; // elbow_joint is limited to ±π
+    let err = driver.set_target_joint_positions(&bad).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "RobotDriverGazebo::set_target_joint_positions: value 2 (elbow_joint) = 4 is outside the joint limits [{}, {}].",
+            -PI, PI
+        )
+    );
+
+    // Every refusal left the first target in force: the joints go there.
+    let _control_loop = ControlLoop::start(driver.clone());
+    wait_for_snapshot(
+        &driver,
+        Duration::from_secs(30),
+        "first target reached",
+        |s| (0..6).all(|j| (s.positions[j] - target[j]).abs() < 1e-6),
+    );
+    assert!(
+        (sim.joint_position("elbow_joint").unwrap() - target[2]).abs() < 1e-6,
+        "the simulator saw a refused target"
+    );
+    driver.disconnect();
+    sim.stop();
+}
+
+#[test]
+fn a_missing_joint_keeps_initialize_waiting_logs_its_name_and_times_out_naming_it() {
+    let partition = unique_partition("missing_joint");
+    let sim = start_ur3e_world(&partition);
+    let mut config = ur3e_config(&partition);
+    config.joint_names.push("gripper_joint".into());
+    config.initialize_timeout = Some(Duration::from_secs(5));
+    let driver = RobotDriverGazebo::new(config, None).unwrap();
+    driver.connect().unwrap();
+
+    let (result, logs) = capture_logs(|| driver.initialize());
+    let err = result.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+    match &err {
+        DriverError::InitializeTimeout { missing, .. } => assert_eq!(missing, &["gripper_joint"]),
+        other => panic!("expected a timeout, got {other}"),
+    }
+    assert!(
+        err.to_string().contains("still missing: gripper_joint."),
+        "{err}"
+    );
+    // Messages did arrive (the other six joints are cached); only the missing one is named.
+    assert!(driver.snapshot().sequence > 0);
+    assert!(
+        logs.contains("missing: gripper_joint."),
+        "the progress log does not name the joint:\n{logs}"
+    );
+    assert_eq!(driver.state(), DriverState::Connected);
+    assert!(matches!(
+        driver.get_joint_positions(),
+        Err(DriverError::NotInitialized { .. })
+    ));
+    driver.disconnect();
+    sim.stop();
+}
+
+#[test]
+fn a_shutdown_token_cancels_a_waiting_initialize_at_once() {
+    // No simulator at all: nothing will ever arrive, and no timeout is configured.
+    let partition = unique_partition("cancel");
+    let mut config = ur3e_config(&partition);
+    config.initialize_timeout = None;
+    let driver = RobotDriverGazebo::new(config, None).unwrap();
+    driver.connect().unwrap();
+    let token = ShutdownToken::new();
+    let trigger = {
+        let token = token.clone();
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(300));
+            let triggered_at = Instant::now();
+            token.trigger();
+            triggered_at
+        })
+    };
+    let err = driver.initialize_with(&token).unwrap_err();
+    let returned_at = Instant::now();
+    let triggered_at = trigger.join().unwrap();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "RobotDriverGazebo::initialize: shutdown while waiting for joint states on [{STATES}]."
+        )
+    );
+    assert_eq!(err.kind(), ErrorKind::Cancelled);
+    // Woken by the trigger, not by the next 2 s progress tick.
+    let delay = returned_at.saturating_duration_since(triggered_at);
+    assert!(
+        delay < Duration::from_millis(1500),
+        "returned {delay:?} after the trigger"
+    );
+    driver.disconnect();
+}
+
+#[test]
+fn disconnect_during_initialize_ends_the_wait() {
+    let partition = unique_partition("disconnect_wakes");
+    let mut config = ur3e_config(&partition);
+    config.initialize_timeout = None;
+    let driver = Arc::new(RobotDriverGazebo::new(config, None).unwrap());
+    driver.connect().unwrap();
+    let waiter = {
+        let driver = driver.clone();
+        thread::spawn(move || driver.initialize())
+    };
+    thread::sleep(Duration::from_millis(300));
+    driver.disconnect();
+    let err = waiter.join().unwrap().unwrap_err();
+    assert!(
+        matches!(err, DriverError::InitializeDisconnected { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn lifecycle_calls_out_of_order_are_refused_with_clear_errors_and_disconnect_is_idempotent() {
+    let partition = unique_partition("lifecycle");
+    let driver = RobotDriverGazebo::new(ur3e_config(&partition), None).unwrap();
+    assert_eq!(driver.state(), DriverState::Disconnected);
+    assert_eq!(
+        driver.initialize().unwrap_err().to_string(),
+        "RobotDriverGazebo::initialize: not connected; call connect() first."
+    );
+    assert_eq!(
+        driver.forward_targets().unwrap_err().to_string(),
+        "RobotDriverGazebo::forward_targets: not connected; call connect() first."
+    );
+    assert_eq!(
+        driver.get_joint_positions().unwrap_err().to_string(),
+        "RobotDriverGazebo: joint positions not initialized."
+    );
+    assert_eq!(
+        driver.get_joint_limits().unwrap_err().to_string(),
+        "RobotDriverGazebo: joint limits not initialized."
+    );
+    assert!(matches!(
+        driver.set_target_joint_positions(&[0.0; 6]),
+        Err(DriverError::TargetBeforeInitialize)
+    ));
+    driver.disconnect();
+    driver.deinitialize();
+    driver.connect().unwrap();
+    driver.connect().unwrap();
+    assert_eq!(driver.state(), DriverState::Connected);
+    // Connected without a target: nothing to forward yet.
+    assert!(!driver.forward_targets().unwrap());
+    driver.disconnect();
+    driver.disconnect();
+    // The command topics were released: connecting again advertises them again.
+    driver.connect().unwrap();
+    driver.disconnect();
+}
+
+#[test]
+fn two_drivers_share_one_node_and_a_mismatching_node_is_refused() {
+    let partition = unique_partition("shared_node");
+    let sim = start_ur3e_world(&partition);
+    let node = Node::with_options(NodeOptions {
+        partition: Some(partition.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let arm = RobotDriverGazeboConfiguration {
+        joint_names: UR3E_JOINTS[..3].iter().map(|j| j.to_string()).collect(),
+        ..ur3e_config(&partition)
+    };
+    let wrist = RobotDriverGazeboConfiguration {
+        joint_names: UR3E_JOINTS[3..].iter().map(|j| j.to_string()).collect(),
+        ..ur3e_config(&partition)
+    };
+    let drivers = [arm, wrist].map(|config| {
+        let driver = RobotDriverGazebo::new(config, Some(node.clone())).unwrap();
+        driver.connect().unwrap();
+        driver.initialize().unwrap();
+        driver
+    });
+    assert_eq!(drivers[0].get_joint_positions().unwrap().len(), 3);
+    assert_eq!(drivers[1].get_joint_positions().unwrap().len(), 3);
+
+    let mut fortress = ur3e_config(&partition);
+    fortress.msgs_prefix = MsgsPrefix::Ignition;
+    let err = RobotDriverGazebo::new(fortress, Some(node.clone()))
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "RobotDriverGazebo: the shared node's msgs_prefix is \"gz.msgs.\" but the configuration asks for \"ignition.msgs.\"."
+    );
+    let mut elsewhere = ur3e_config(&partition);
+    elsewhere.partition = Some("elsewhere".into());
+    assert_eq!(
+        RobotDriverGazebo::new(elsewhere, Some(node))
+            .err()
+            .unwrap()
+            .kind(),
+        ErrorKind::Configuration
+    );
+    drivers.iter().for_each(RobotDriverGazebo::disconnect);
+    sim.stop();
+}
+
+#[test]
+fn the_driver_can_be_shared_between_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<RobotDriverGazebo>();
+    assert_send_sync::<ShutdownToken>();
+}

@@ -1,0 +1,118 @@
+//! Shared test plumbing: unique partitions, loopback-only discovery, child processes that die
+//! with the test, and captured logs.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Arc, Once};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
+
+/// Keeps this process's discovery on loopback (children get the same through `command`).
+pub fn loopback_only() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Set before any test creates a node, and to the same value by every test.
+        std::env::set_var("GZ_IP", "127.0.0.1");
+        std::env::set_var("IGN_IP", "127.0.0.1");
+    });
+}
+
+/// A partition no other test (or test run) shares.
+pub fn unique_partition(test: &str) -> String {
+    loopback_only();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("driver_{}_{test}_{nanos}", std::process::id())
+}
+
+/// A child process killed when the guard drops; its stdout lines arrive on `lines`.
+pub struct ChildGuard {
+    child: Child,
+    pub lines: mpsc::Receiver<String>,
+}
+
+impl ChildGuard {
+    pub fn spawn(command: &mut Command) -> ChildGuard {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+        let (tx, lines) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        ChildGuard { child, lines }
+    }
+
+    /// True if the process has exited.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Waits until a stdout line satisfies `matches`, or `timeout`.
+    pub fn wait_for_line(&self, timeout: Duration, matches: impl Fn(&str) -> bool) -> bool {
+        let deadline = Instant::now() + timeout;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) if matches(&line) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The real gz-transport 11 CLI (Fortress) in `partition`, on loopback.
+pub fn ign_topic(partition: &str) -> Command {
+    let mut command = Command::new(IGN_TOPIC);
+    command
+        .env("IGN_PARTITION", partition)
+        .env("GZ_PARTITION", partition)
+        .env("IGN_IP", "127.0.0.1")
+        .env("GZ_IP", "127.0.0.1");
+    command
+}
+
+/// Log lines written while `f` runs on this thread.
+pub fn capture_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let result = tracing::subscriber::with_default(subscriber, f);
+    let logs = String::from_utf8_lossy(&buffer.0.lock()).into_owned();
+    (result, logs)
+}
