@@ -7,6 +7,9 @@
 //!   protobuf decode plus `ModelReceiver::receive`; `receive_cpu/write_only` without decode.
 //! * `callback_to_visible`: from the callback starting its write until a reader thread
 //!   polling snapshots sees the new message.
+//! * `transport_to_visible`: end to end through gz-transport on loopback — from publishing
+//!   the encoded message on one node until a driver subscribed on another node shows it in
+//!   a snapshot (ZeroMQ delivery, decode and receive included).
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -16,8 +19,12 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gz_transport::msgs::{Axis, Header, Joint, Model, Pose, Quaternion, Vector3d};
+use gz_transport::{Node, NodeOptions};
 use prost::Message;
-use sas_robot_driver_gazebo::{JointSnapshot, JointStateCache, ModelReceiver, SimTime};
+use sas_robot_driver_gazebo::{
+    JointSnapshot, JointStateCache, ModelReceiver, RobotDriverGazebo,
+    RobotDriverGazeboConfiguration, SimTime,
+};
 
 const UR3E_JOINTS: [&str; 6] = [
     "shoulder_pan_joint",
@@ -77,8 +84,8 @@ fn joint_state_message() -> Model {
                         y: 0.0,
                         z: 1.0,
                     }),
-                    limit_lower: -6.283,
-                    limit_upper: 6.283,
+                    limit_lower: -std::f64::consts::TAU,
+                    limit_upper: std::f64::consts::TAU,
                     damping: 0.0,
                     position: 0.1 * i as f64,
                     velocity: 0.01,
@@ -157,8 +164,9 @@ fn callback_to_visible(c: &mut Criterion) {
             for _ in 0..iterations {
                 let start = Instant::now();
                 let sequence = receiver.receive(&model, start).unwrap();
+                // Yield rather than spin: on a busy machine the reader may share our core.
                 while seen_sequence.load(Ordering::Acquire) < sequence {
-                    std::hint::spin_loop();
+                    thread::yield_now();
                 }
                 let seen_at = base + Duration::from_nanos(seen_at_nanos.load(Ordering::Relaxed));
                 total += seen_at.saturating_duration_since(start);
@@ -170,6 +178,48 @@ fn callback_to_visible(c: &mut Criterion) {
     reader.join().unwrap();
 }
 
+fn transport_to_visible(c: &mut Criterion) {
+    // Loopback only, in a partition of our own.
+    std::env::set_var("GZ_IP", "127.0.0.1");
+    let partition = format!("driver_bench_{}", std::process::id());
+    let topic = "/bench/model/ur3e/joint_state";
+    let gazebo = Node::with_options(NodeOptions {
+        partition: Some(partition.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let publisher = gazebo.advertise::<Model>(topic).unwrap();
+    let mut config = RobotDriverGazeboConfiguration::new(UR3E_JOINTS, "/bench/joint/", topic);
+    config.partition = Some(partition);
+    let driver = RobotDriverGazebo::new(config, None).unwrap();
+    driver.connect().unwrap();
+    let bytes = joint_state_message().encode_to_vec();
+    // Discovery: publish until the driver's subscription is connected.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while driver.snapshot().sequence == 0 {
+        assert!(Instant::now() < deadline, "no discovery within 30 s");
+        publisher.raw().publish_raw(&bytes).unwrap();
+        driver.wait_for_sample_after(0, Duration::from_millis(50));
+    }
+    let mut out = driver.snapshot();
+    c.bench_function("transport_to_visible/ur3e_6", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let before = out.sequence;
+                let start = Instant::now();
+                publisher.raw().publish_raw(&bytes).unwrap();
+                while out.sequence == before {
+                    driver.read_snapshot(&mut out);
+                }
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    driver.disconnect();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_millis(300))
@@ -177,5 +227,5 @@ fn config() -> Criterion {
         .sample_size(30)
 }
 
-criterion_group! { name = benches; config = config(); targets = snapshot_read, receive_cpu, callback_to_visible }
+criterion_group! { name = benches; config = config(); targets = snapshot_read, receive_cpu, callback_to_visible, transport_to_visible }
 criterion_main!(benches);

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use gz_joint_sim::{SimHandle, SimOptions, World};
 use gz_transport::{MsgsPrefix, Node, NodeOptions};
 use sas_robot_driver_gazebo::{
-    DriverError, DriverState, ErrorKind, JointSnapshot, LimitPolicy, RobotDriverGazebo,
-    RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
+    DriverError, DriverState, ErrorKind, ForwardMode, JointSnapshot, LimitPolicy,
+    RobotDriverGazebo, RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
 };
 
 use crate::support::{capture_logs, unique_partition};
@@ -438,4 +438,69 @@ fn the_driver_can_be_shared_between_threads() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<RobotDriverGazebo>();
     assert_send_sync::<ShutdownToken>();
+}
+
+#[test]
+fn forward_modes_clamp_warnings_and_deinitialize_decide_what_is_published() {
+    let partition = unique_partition("forward_modes");
+    let sim = start_ur3e_world(&partition);
+
+    // EveryPeriod (default): every call publishes once a target exists.
+    let every = initialized(ur3e_config(&partition));
+    assert!(!every.forward_targets().unwrap(), "no target yet");
+    let q = every.get_joint_positions().unwrap();
+    every.set_target_joint_positions(&q).unwrap();
+    assert!(every.forward_targets().unwrap());
+    assert!(every.forward_targets().unwrap());
+    every.deinitialize();
+    assert_eq!(every.state(), DriverState::Connected);
+    assert!(
+        !every.forward_targets().unwrap(),
+        "deinitialize drops the target"
+    );
+    assert!(matches!(
+        every.set_target_joint_positions(&q),
+        Err(DriverError::TargetBeforeInitialize)
+    ));
+    every.disconnect();
+
+    // OnChangeWithKeepalive: a new target, or the keepalive, triggers a publication.
+    let keepalive = Duration::from_millis(500);
+    let mut config = ur3e_config(&partition);
+    config.forward_mode = ForwardMode::OnChangeWithKeepalive(keepalive);
+    let on_change = initialized(config);
+    on_change.set_target_joint_positions(&q).unwrap();
+    assert!(on_change.forward_targets().unwrap(), "first publication");
+    assert!(
+        !on_change.forward_targets().unwrap(),
+        "unchanged, within keepalive"
+    );
+    on_change.set_target_joint_positions(&q).unwrap();
+    assert!(
+        on_change.forward_targets().unwrap(),
+        "a new target is published"
+    );
+    assert!(!on_change.forward_targets().unwrap());
+    thread::sleep(keepalive + Duration::from_millis(50));
+    assert!(on_change.forward_targets().unwrap(), "keepalive");
+
+    // Clamping warns once per second however many targets are clamped.
+    let mut over = q.clone();
+    over[2] = 10.0; // elbow_joint: ±π
+    let (outcomes, logs) = capture_logs(|| {
+        (0..5)
+            .map(|_| on_change.set_target_joint_positions(&over).unwrap())
+            .collect::<Vec<_>>()
+    });
+    assert!(outcomes
+        .iter()
+        .all(|o| *o == TargetOutcome::Clamped { joints: 1 }));
+    assert_eq!(
+        logs.matches("clamped 1 value(s) into the joint limits, first 2 (elbow_joint) = 10")
+            .count(),
+        1,
+        "{logs}"
+    );
+    on_change.disconnect();
+    sim.stop();
 }
