@@ -1,6 +1,7 @@
 //! `gz-joint-sim WORLD.sdf`: runs an SDF world's joints over gz-transport, in place of
 //! `gz sim -s -r WORLD.sdf`, until Ctrl-C or SIGTERM.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,

@@ -41,15 +41,15 @@ impl fmt::Display for Location {
 /// Why a world could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{}: cannot read: {source}", file.display())]
+    #[error("{}: cannot read: {reason}", file.display())]
     Io {
         file: PathBuf,
-        source: std::io::Error,
+        reason: std::io::Error,
     },
-    #[error("{}: not well-formed XML: {source}", file.display())]
+    #[error("{}: not well-formed XML: {reason}", file.display())]
     Xml {
         file: PathBuf,
-        source: roxmltree::Error,
+        reason: roxmltree::Error,
     },
     #[error("{at}: {message}")]
     Invalid { at: Location, message: String },
@@ -463,16 +463,16 @@ fn element_path(node: Node) -> String {
 }
 
 fn read(path: &Path) -> Result<String, LoadError> {
-    std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    std::fs::read_to_string(path).map_err(|reason| LoadError::Io {
         file: path.to_path_buf(),
-        source,
+        reason,
     })
 }
 
 fn parse_xml<'t>(path: &Path, text: &'t str) -> Result<roxmltree::Document<'t>, LoadError> {
-    roxmltree::Document::parse(text).map_err(|source| LoadError::Xml {
+    roxmltree::Document::parse(text).map_err(|reason| LoadError::Xml {
         file: path.to_path_buf(),
-        source,
+        reason,
     })
 }
 

@@ -33,9 +33,15 @@ pub enum StartError {
     #[error("the real-time factor must be a positive number, got {0}")]
     RealTimeFactor(f64),
     #[error("gz-transport: {0}")]
-    Transport(#[from] gz_transport::Error),
+    Transport(gz_transport::Error),
     #[error("cannot start the simulation thread: {0}")]
     Thread(std::io::Error),
+}
+
+impl From<gz_transport::Error> for StartError {
+    fn from(e: gz_transport::Error) -> StartError {
+        StartError::Transport(e)
+    }
 }
 
 /// One joint's state as last stepped.
@@ -80,6 +86,8 @@ struct Shared {
     stop: AtomicBool,
     /// Position target per controller, as `f64` bits (written by the transport thread).
     targets: Vec<AtomicU64>,
+    /// Non-finite commands refused, all controllers together.
+    refused: AtomicU64,
     status: Mutex<Status>,
 }
 
@@ -106,6 +114,7 @@ impl World {
 
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
+            refused: AtomicU64::new(0),
             targets: self
                 .position_controllers
                 .iter()
@@ -129,6 +138,7 @@ impl World {
                     if m.data.is_finite() {
                         shared.targets[i].store(m.data.to_bits(), Ordering::Relaxed);
                     } else {
+                        shared.refused.fetch_add(1, Ordering::Relaxed);
                         refusals.refuse(&topic, m.data, info);
                     }
                 },
@@ -221,6 +231,11 @@ impl SimHandle {
                 }
             })?;
         Some(self.shared.status.lock().joints[index].position)
+    }
+
+    /// How many NaN/inf commands were refused so far.
+    pub fn refused_commands(&self) -> u64 {
+        self.shared.refused.load(Ordering::Relaxed)
     }
 
     /// The real-time factor the world runs at.

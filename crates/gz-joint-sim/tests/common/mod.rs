@@ -1,0 +1,151 @@
+//! Test helpers: loopback-only transport, unique partitions, child processes killed on drop.
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
+pub const UR3E_STATE_TOPIC: &str =
+    "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state";
+pub const UR3E_JOINTS: [&str; 6] = [
+    "shoulder_pan_joint",
+    "shoulder_lift_joint",
+    "elbow_joint",
+    "wrist_1_joint",
+    "wrist_2_joint",
+    "wrist_3_joint",
+];
+
+/// Keeps this test process's discovery traffic on loopback. Every test calls it first,
+/// before any thread reads the environment.
+pub fn loopback_only() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        std::env::set_var("GZ_IP", "127.0.0.1");
+        std::env::set_var("IGN_IP", "127.0.0.1");
+    });
+}
+
+/// A partition no other test (or test run) shares.
+pub fn partition(test: &str) -> String {
+    format!("gzjs-{}-{test}", std::process::id())
+}
+
+pub fn sdf(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../sdf")
+        .join(name)
+}
+
+/// A child process killed (and reaped) on drop; its stderr lines arrive on `lines`.
+pub struct Proc {
+    child: Child,
+    pub lines: Receiver<String>,
+}
+
+impl Proc {
+    pub fn spawn(mut command: Command) -> Proc {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("spawn");
+        let (tx, lines) = mpsc::channel();
+        for stream in [
+            Box::new(child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stdout.take().unwrap()),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Proc { child, lines }
+    }
+
+    /// Waits (bounded) for a line containing `needle`; returns every line seen so far.
+    pub fn wait_for_line(&self, needle: &str, timeout: Duration) -> Result<String, Vec<String>> {
+        let deadline = Instant::now() + timeout;
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return Ok(line),
+                Ok(line) => seen.push(line),
+                Err(_) => break,
+            }
+        }
+        Err(seen)
+    }
+
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits (bounded) for exit.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits (bounded) for exit, killing the process if it overstays, and returns its exit
+    /// status (`None` if it had to be killed) and every output line not yet consumed.
+    pub fn finish(&mut self, timeout: Duration) -> (Option<std::process::ExitStatus>, Vec<String>) {
+        let status = self.wait_exit(timeout);
+        if status.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let mut lines = Vec::new();
+        // The reader threads end at EOF, which disconnects the channel.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            lines.push(line);
+        }
+        (status, lines)
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The gz-joint-sim binary on a world, on loopback, in `partition`.
+pub fn sim_command(world: &Path, partition: &str, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gz-joint-sim"));
+    c.arg(world).args(["--partition", partition]).args(extra);
+    c.env("GZ_IP", "127.0.0.1")
+        .env("IGN_IP", "127.0.0.1")
+        .env("RUST_LOG", "info");
+    c.env_remove("GZ_SIM_RESOURCE_PATH")
+        .env_remove("IGN_GAZEBO_RESOURCE_PATH")
+        .env_remove("SDF_PATH");
+    c
+}
+
+/// The real C++ `ign topic` helper, on loopback, in `partition`.
+pub fn ign_topic(partition: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(IGN_TOPIC);
+    c.args(args)
+        .env("IGN_IP", "127.0.0.1")
+        .env("IGN_PARTITION", partition);
+    c
+}

@@ -1,0 +1,212 @@
+//! The stand-in against the real C++ peer (Ignition Fortress `ign topic`), with the
+//! `ignition.msgs.` prefix: joint states as Gazebo publishes them, and commands obeyed.
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use gz_transport::msgs;
+use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+
+fn start_sim(partition: &str) -> Proc {
+    let sim = Proc::spawn(sim_command(
+        &sdf("ur3e_world.sdf"),
+        partition,
+        &["--msgs-prefix", "ignition.msgs."],
+    ));
+    if let Err(lines) = sim.wait_for_line("running", Duration::from_secs(30)) {
+        panic!("gz-joint-sim did not start: {lines:#?}");
+    }
+    sim
+}
+
+/// Runs `ign topic` (bounded) and returns its output.
+fn run_ign(partition: &str, args: &[&str], timeout: Duration) -> String {
+    Proc::spawn(ign_topic(partition, args))
+        .finish(timeout)
+        .1
+        .join("\n")
+}
+
+#[test]
+fn ign_topic_echo_shows_the_ur3e_joints_with_their_sdf_limits() {
+    loopback_only();
+    let partition = partition("echo");
+    let _sim = start_sim(&partition);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let echoed = loop {
+        let out = run_ign(
+            &partition,
+            &["-e", "-t", UR3E_STATE_TOPIC, "-n", "1"],
+            Duration::from_secs(10),
+        );
+        if out.contains("joint {") {
+            break out;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "ign topic -e never printed a joint state; last output:\n{out}"
+        );
+    };
+    println!("{echoed}");
+    for joint in UR3E_JOINTS {
+        assert!(
+            echoed.contains(&format!("name: \"{joint}\"")),
+            "{joint} missing"
+        );
+    }
+    assert!(echoed.contains("name: \"ur3e\""));
+    // SDF limits, as printed by the C++ protobuf text format.
+    assert_eq!(
+        echoed.matches("limit_lower: -6.2831853071795862").count(),
+        4,
+        "±2π joints"
+    );
+    assert_eq!(
+        echoed.matches("limit_upper: 6.2831853071795862").count(),
+        4,
+        "±2π joints"
+    );
+    assert!(
+        echoed.contains("limit_lower: -3.1415926535897931")
+            && echoed.contains("limit_upper: 3.1415926535897931"),
+        "elbow ±π"
+    );
+    assert!(
+        echoed.contains("limit_lower: -inf") && echoed.contains("limit_upper: inf"),
+        "wrist_3 ±inf"
+    );
+    assert!(echoed.contains("stamp {"), "header.stamp = sim time");
+}
+
+/// `(sim time, elbow position, elbow velocity, largest |position| of the other joints)`
+type Sample = (f64, f64, f64, f64);
+
+#[test]
+fn ign_topic_command_moves_that_joint_at_cmd_max_and_no_other() {
+    loopback_only();
+    let partition = partition("command");
+    let _sim = start_sim(&partition);
+
+    let node = Node::with_options(NodeOptions {
+        partition: Some(partition.clone()),
+        namespace: None,
+        msgs_prefix: MsgsPrefix::Ignition,
+    })
+    .unwrap();
+    let (tx, samples) = mpsc::channel::<Sample>();
+    let _sub = node
+        .subscribe(UR3E_STATE_TOPIC, move |m: msgs::Model, _: &MessageInfo| {
+            let stamp = m
+                .header
+                .and_then(|h| h.stamp)
+                .map_or(f64::NAN, |t| t.as_secs_f64());
+            let mut elbow = (f64::NAN, f64::NAN);
+            let mut others: f64 = 0.0;
+            for j in &m.joint {
+                let a = j.axis1.clone().unwrap_or_default();
+                if j.name == "elbow_joint" {
+                    elbow = (a.position, a.velocity);
+                } else {
+                    others = others.max(a.position.abs());
+                }
+            }
+            let _ = tx.send((stamp, elbow.0, elbow.1, others));
+        })
+        .unwrap();
+    let first = samples
+        .recv_timeout(Duration::from_secs(30))
+        .expect("no joint state reached our subscriber");
+    assert_eq!(first.1, 0.0, "elbow starts at its initial target 0");
+
+    // `ign topic -p` publishes once, shortly after advertising; repeat until it lands.
+    let topic = "/model/ur3e/joint/elbow_joint/0/cmd_pos";
+    let mut moving = None;
+    for _attempt in 0..15 {
+        run_ign(
+            &partition,
+            &["-t", topic, "-m", "ignition.msgs.Double", "-p", "data: 0.5"],
+            Duration::from_secs(10),
+        );
+        let until = Instant::now() + Duration::from_millis(500);
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match samples.recv_timeout(left) {
+                Ok(s) if s.1 > 0.0 => {
+                    moving = Some(s);
+                    break;
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        if moving.is_some() {
+            break;
+        }
+    }
+    let start = moving.expect("the elbow never moved after 15 `ign topic -p` commands");
+
+    // Collect one second of sim time while the elbow travels (it needs 2 s for 0.5 rad).
+    let mut travel: Vec<Sample> = vec![start];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while travel.last().unwrap().0 < start.0 + 1.0 {
+        assert!(Instant::now() < deadline, "joint states stopped");
+        if let Ok(s) = samples.recv_timeout(Duration::from_secs(5)) {
+            travel.push(s);
+        }
+    }
+    let n = travel.len() as f64;
+    let (mt, mp) = (
+        travel.iter().map(|s| s.0).sum::<f64>() / n,
+        travel.iter().map(|s| s.1).sum::<f64>() / n,
+    );
+    let slope = travel.iter().map(|s| (s.0 - mt) * (s.1 - mp)).sum::<f64>()
+        / travel.iter().map(|s| (s.0 - mt).powi(2)).sum::<f64>();
+    println!(
+        "elbow slope over {} samples: {slope:.6} rad/s (sim time)",
+        travel.len()
+    );
+    assert!(
+        (slope - 0.25).abs() < 0.0025,
+        "elbow moved at {slope} rad/s, expected 0.25"
+    );
+    assert!(
+        travel.iter().all(|s| (s.2 - 0.25).abs() < 1e-9),
+        "reported velocity is cmd_max while travelling"
+    );
+    assert!(travel.iter().all(|s| s.3 == 0.0), "another joint moved");
+
+    // And it stops exactly on the target.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let s = samples
+            .recv_timeout(Duration::from_secs(5))
+            .expect("joint states stopped");
+        if s.1 == 0.5 && s.2 == 0.0 {
+            break;
+        }
+        assert!(s.1 <= 0.5 + 1e-12, "overshoot: {s:?}");
+        assert!(Instant::now() < deadline, "never settled on 0.5: {s:?}");
+    }
+}
+
+#[test]
+fn ign_topic_list_shows_the_gazebo_topics() {
+    loopback_only();
+    let partition = partition("list");
+    let _sim = start_sim(&partition);
+    let wanted = [UR3E_STATE_TOPIC, "/clock", "/world/ur3e_world/clock"];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = run_ign(&partition, &["-l"], Duration::from_secs(10));
+        if wanted.iter().all(|t| out.lines().any(|l| l.trim() == *t)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "ign topic -l lacks some of {wanted:?}:\n{out}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

@@ -1,0 +1,163 @@
+//! The world embedded in-process (as the driver's tests and benches use it), talked to over
+//! gz-transport by a node of this process.
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use gz_joint_sim::{SimOptions, World};
+use gz_transport::msgs;
+use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+
+fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle, Node) {
+    loopback_only();
+    let partition = partition(test);
+    let world = World::load_with_resource_paths(sdf("ur3e_world.sdf"), &[]).unwrap();
+    let sim = world
+        .start(SimOptions {
+            msgs_prefix: MsgsPrefix::Gz,
+            partition: Some(partition.clone()),
+            real_time_factor,
+        })
+        .unwrap();
+    let node = Node::with_options(NodeOptions {
+        partition: Some(partition),
+        namespace: None,
+        msgs_prefix: MsgsPrefix::Gz,
+    })
+    .unwrap();
+    (sim, node)
+}
+
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn nan_and_inf_commands_are_refused_and_change_nothing() {
+    let (sim, node) = start("nan", None);
+    let cmd = node
+        .advertise::<msgs::Double>("/model/ur3e/joint/wrist_1_joint/0/cmd_pos")
+        .unwrap();
+    assert!(
+        cmd.wait_for_subscribers(Duration::from_secs(30)),
+        "the sim never subscribed to the command topic"
+    );
+    let send = |data: f64| cmd.publish(&msgs::Double { header: None, data }).unwrap();
+
+    // A good target first: the joint heads for it.
+    wait_until("wrist_1 moves", Duration::from_secs(30), || {
+        send(0.1);
+        sim.joint_position("wrist_1_joint").unwrap() > 0.0
+    });
+    // Then garbage, which must be refused while the joint carries on to 0.1.
+    let refused_before = sim.refused_commands();
+    wait_until(
+        "three bad commands are refused",
+        Duration::from_secs(30),
+        || {
+            for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                send(bad);
+            }
+            sim.refused_commands() >= refused_before + 3
+        },
+    );
+    wait_until("wrist_1 settles on 0.1", Duration::from_secs(30), || {
+        sim.joint_position("wrist_1_joint") == Some(0.1)
+    });
+    for j in sim.joints() {
+        assert!(j.position.is_finite() && j.velocity.is_finite(), "{j:?}");
+    }
+    sim.stop();
+}
+
+#[test]
+fn clock_is_published_on_both_topics_with_sim_real_and_system_time() {
+    let (sim, node) = start("clock", None);
+    let (tx, clocks) = mpsc::channel::<(String, msgs::Clock)>();
+    let mut subs = Vec::new();
+    for topic in ["/clock", "/world/ur3e_world/clock"] {
+        let tx = tx.clone();
+        subs.push(
+            node.subscribe(topic, move |c: msgs::Clock, info: &MessageInfo| {
+                drop(tx.send((info.topic.clone(), c)))
+            })
+            .unwrap(),
+        );
+    }
+    let mut seen = std::collections::HashMap::<String, Vec<msgs::Clock>>::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while seen.len() < 2 || seen.values().any(|v| v.len() < 10) {
+        assert!(
+            Instant::now() < deadline,
+            "clock messages missing: {:?}",
+            seen.keys()
+        );
+        if let Ok((topic, c)) = clocks.recv_timeout(Duration::from_secs(5)) {
+            seen.entry(topic).or_default().push(c);
+        }
+    }
+    for (topic, list) in &seen {
+        for pair in list.windows(2) {
+            let (a, b) = (
+                pair[0].sim.unwrap().as_nanos(),
+                pair[1].sim.unwrap().as_nanos(),
+            );
+            assert_eq!(b - a, 2_000_000, "{topic}: one message per 2 ms step");
+        }
+        let last = list.last().unwrap();
+        assert!(
+            last.real.unwrap().as_nanos() > 0 && last.system.unwrap().sec > 1_600_000_000,
+            "{topic}: {last:?}"
+        );
+    }
+    drop(subs);
+    sim.stop();
+}
+
+/// A measurement, reported for the record; the bound is loose because CI cores are shared.
+#[test]
+fn achieved_real_time_factor_over_ten_seconds() {
+    let (sim, _node) = start("timing", None);
+    std::thread::sleep(Duration::from_millis(500));
+    sim.take_timing(); // skip start-up
+    std::thread::sleep(Duration::from_secs(10));
+    let t = sim.take_timing();
+    println!(
+        "over {} steps: real-time factor {:.4} (target 1), step lateness mean {:?}, p99 {:?}, max {:?}, fell behind {} times",
+        t.steps, t.real_time_factor, t.lateness_mean, t.lateness_p99, t.lateness_max, t.resyncs
+    );
+    assert!(
+        (t.real_time_factor - 1.0).abs() < 0.10,
+        "real-time factor {}",
+        t.real_time_factor
+    );
+    assert!(t.steps > 4500, "{} steps in 10 s at 2 ms", t.steps);
+    sim.stop();
+}
+
+#[test]
+fn real_time_factor_option_scales_sim_time() {
+    let (sim, _node) = start("rtf", Some(2.0));
+    assert_eq!(sim.target_real_time_factor(), 2.0);
+    std::thread::sleep(Duration::from_millis(300));
+    sim.take_timing();
+    std::thread::sleep(Duration::from_secs(2));
+    let t = sim.take_timing();
+    println!(
+        "at target 2: achieved real-time factor {:.4}",
+        t.real_time_factor
+    );
+    assert!(
+        (t.real_time_factor - 2.0).abs() < 0.2,
+        "real-time factor {}",
+        t.real_time_factor
+    );
+    sim.stop();
+}
