@@ -75,7 +75,8 @@ struct State {
     subs: HashMap<String, Arc<Vec<SubEntry>>>,
     /// Addresses the receive thread's SUB socket is connected to.
     connected: HashSet<String>,
-    /// Last time we heard from each peer process.
+    /// Last time we heard from each peer process that matters to us (publishes in our
+    /// partition, or subscribes to our topics). Other processes are not tracked at all.
     peers: HashMap<String, Instant>,
     next_id: u64,
 }
@@ -473,10 +474,13 @@ impl Core {
         }
         bump(&self.counters.discovery_received);
         let mut st = self.state.lock();
-        st.peers.insert(msg.process_uuid.clone(), now);
+        if let Some(seen) = st.peers.get_mut(&msg.process_uuid) {
+            *seen = now;
+        }
         match msg.kind() {
             DiscoveryType::Advertise => {
                 if let Some(p) = self.topic_publisher(&msg) {
+                    st.peers.insert(msg.process_uuid.clone(), now);
                     self.on_advertise(&mut st, p);
                 }
             }
@@ -521,6 +525,7 @@ impl Core {
                         return;
                     }
                     lp.remote_subs.insert(key);
+                    st.peers.insert(msg.process_uuid.clone(), now);
                 } else {
                     lp.remote_subs.remove(&key);
                 }

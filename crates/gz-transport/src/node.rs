@@ -13,6 +13,9 @@ use crate::net::DiscoverySockets;
 use crate::threads;
 use crate::Error;
 
+/// How long (ms) closing the PUB socket may wait to flush queued messages.
+const PUB_LINGER_MS: i32 = 200;
+
 /// Options of a [`Node`]; every `None` falls back to the environment as gz-transport does.
 #[derive(Clone, Debug, Default)]
 pub struct NodeOptions {
@@ -116,7 +119,9 @@ impl Node {
 
         let publisher = ctx.socket(zmq::PUB)?;
         publisher.set_sndhwm(cfg.sndhwm)?;
-        publisher.set_linger(0)?;
+        // Messages published just before the node is dropped still get out (a one-shot
+        // `gz-topic -p` depends on it), but a stuck peer cannot hold up shutdown for long.
+        publisher.set_linger(PUB_LINGER_MS)?;
         publisher.set_tcp_keepalive(1)?;
         let endpoint = format!("tcp://{}:*", cfg.host_ip);
         publisher.bind(&endpoint).map_err(|source| Error::Bind {
