@@ -24,8 +24,12 @@ pub mod msgs;
 mod names;
 mod net;
 mod node;
+pub mod text;
 mod threads;
 mod wire;
+
+#[cfg(test)]
+mod peer_tests;
 
 pub use error::Error;
 pub use msgs::{GzMessage, MsgsPrefix};

@@ -1,4 +1,218 @@
+//! `gz-topic`: list, echo and publish gz-transport topics without Gazebo installed.
+//! Flags follow `gz topic`: `-l`, `-i -t TOPIC`, `-e -t TOPIC [-n N] [-d SECS]`,
+//! `-t TOPIC -m TYPE -p DATA` (protobuf text format).
+
+use std::io::Write;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use gz_transport::{text, MsgsPrefix, Node, NodeOptions};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "gz-topic",
+    version,
+    about = "List, echo and publish gz-transport topics (like `gz topic`)"
+)]
+#[command(group(clap::ArgGroup::new("action").required(true).args(["list", "info", "echo", "publish"])))]
+struct Args {
+    /// List the topics that have publishers.
+    #[arg(short = 'l', long = "list")]
+    list: bool,
+    /// Show the publishers of a topic (needs -t).
+    #[arg(short = 'i', long = "info")]
+    info: bool,
+    /// Print the messages of a topic (needs -t).
+    #[arg(short = 'e', long = "echo")]
+    echo: bool,
+    /// Publish DATA, a message in protobuf text format (needs -t and -m).
+    #[arg(
+        short = 'p',
+        long = "pub",
+        value_name = "DATA",
+        allow_hyphen_values = true
+    )]
+    publish: Option<String>,
+    /// Topic name.
+    #[arg(short = 't', long = "topic")]
+    topic: Option<String>,
+    /// Message type: a full name (`gz.msgs.Double`, `ignition.msgs.Double`) or a short one
+    /// (`Double`) completed with --msgs-prefix.
+    #[arg(short = 'm', long = "msgtype")]
+    msg_type: Option<String>,
+    /// Echo: exit after N messages.
+    #[arg(short = 'n', long = "num")]
+    num: Option<u64>,
+    /// Echo: exit after SECS seconds (non-zero status if -n was not reached).
+    #[arg(short = 'd', long = "duration")]
+    duration: Option<f64>,
+    /// Type-name prefix for short type names: gz.msgs. (Harmonic) or ignition.msgs. (Fortress).
+    #[arg(long = "msgs-prefix", default_value = "gz.msgs.")]
+    msgs_prefix: MsgsPrefix,
+    /// Publish: repeat at this rate (Hz) instead of once.
+    #[arg(long = "rate")]
+    rate: Option<f64>,
+    /// Publish with --rate: number of messages, 0 = until killed.
+    #[arg(long = "count", default_value_t = 0)]
+    count: u64,
+    /// Publish: wait this long (s) for a subscriber before the first message;
+    /// List/info: time (s) to listen for advertisements.
+    #[arg(long = "wait", default_value_t = 1.5)]
+    wait: f64,
+}
+
 fn main() {
-    eprintln!("gz-topic: not yet");
-    std::process::exit(2);
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    if let Err(e) = run(args) {
+        eprintln!("gz-topic: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn secs(s: f64, what: &str) -> Result<Duration> {
+    Duration::try_from_secs_f64(s)
+        .with_context(|| format!("{what} must be a non-negative number of seconds, got {s}"))
+}
+
+fn run(args: Args) -> Result<()> {
+    let node = Node::with_options(NodeOptions {
+        msgs_prefix: args.msgs_prefix,
+        ..Default::default()
+    })
+    .context("cannot start the transport")?;
+    let need_topic = || args.topic.clone().context("this action needs -t TOPIC");
+    if args.list {
+        std::thread::sleep(secs(args.wait, "--wait")?);
+        for topic in node.topic_list() {
+            println!("{topic}");
+        }
+        Ok(())
+    } else if args.info {
+        let topic = need_topic()?;
+        node.wait_for_publishers(&topic, secs(args.wait, "--wait")?);
+        let publishers = node.topic_info(&topic)?;
+        if publishers.is_empty() {
+            bail!("no publishers on {topic}");
+        }
+        println!("Publishers [Address, Message Type]:");
+        for p in publishers {
+            println!("  {}, {}", p.address, p.type_name);
+        }
+        Ok(())
+    } else if args.echo {
+        echo(
+            &node,
+            &need_topic()?,
+            args.num,
+            args.duration.map(|d| secs(d, "-d")).transpose()?,
+        )
+    } else {
+        let data = args.publish.as_deref().expect("clap requires one action");
+        let topic = need_topic()?;
+        let msg_type = args.msg_type.as_deref().context("-p needs -m TYPE")?;
+        publish(&node, &topic, msg_type, data, &args)
+    }
+}
+
+/// The short name (`Double`) and full name of a `-m` argument.
+fn resolve_type(msg_type: &str, prefix: MsgsPrefix) -> (String, String) {
+    for p in [MsgsPrefix::Gz, MsgsPrefix::Ignition] {
+        if let Some(short) = msg_type.strip_prefix(p.as_str()) {
+            return (short.to_owned(), msg_type.to_owned());
+        }
+    }
+    (msg_type.to_owned(), prefix.type_name(msg_type))
+}
+
+fn short_name(type_name: &str) -> &str {
+    type_name.rsplit('.').next().unwrap_or(type_name)
+}
+
+fn echo(node: &Node, topic: &str, num: Option<u64>, duration: Option<Duration>) -> Result<()> {
+    let (tx, rx) = mpsc::channel::<String>();
+    let _sub = node.subscribe_raw(topic, move |bytes, info| {
+        let rendered = match text::decode_to_text(short_name(&info.type_name), bytes) {
+            Some(Ok(t)) => t,
+            Some(Err(e)) => format!(
+                "# {} bytes of {} that do not decode: {e}\n",
+                bytes.len(),
+                info.type_name
+            ),
+            None => format!(
+                "# {} bytes of {}: {}\n",
+                bytes.len(),
+                info.type_name,
+                hex(bytes)
+            ),
+        };
+        let _ = tx.send(rendered);
+    })?;
+    eprintln!("gz-topic: subscribed to {topic}");
+    let deadline = duration.map(|d| Instant::now() + d);
+    let mut received = 0u64;
+    let stdout = std::io::stdout();
+    while num.is_none_or(|n| received < n) {
+        let msg = match deadline {
+            Some(d) => match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
+                Ok(m) => m,
+                Err(_) => break,
+            },
+            None => rx.recv().context("transport stopped")?,
+        };
+        received += 1;
+        let mut out = stdout.lock();
+        // ign topic -e prints each message followed by an empty line.
+        writeln!(out, "{msg}")?;
+        out.flush()?;
+    }
+    match num {
+        Some(n) if received < n => {
+            bail!("received {received} of {n} messages on {topic} before the -d limit")
+        }
+        _ => Ok(()),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn publish(node: &Node, topic: &str, msg_type: &str, data: &str, args: &Args) -> Result<()> {
+    let (short, full) = resolve_type(msg_type, args.msgs_prefix);
+    let payload = text::encode_text(&short, data)
+        .with_context(|| format!("invalid {full} message {data:?}"))?;
+    let publisher = node.advertise_raw(topic, &full)?;
+    // A subscriber that announced itself (NEW_CONNECTION) connects its socket at the same
+    // time; give the connection a moment so the first message is not sent into the void.
+    if publisher.wait_for_subscribers(secs(args.wait, "--wait")?) {
+        std::thread::sleep(Duration::from_millis(100));
+    } else {
+        eprintln!("gz-topic: no subscriber on {topic} yet, publishing anyway");
+    }
+    match args.rate {
+        None => publisher.publish_raw(&payload)?,
+        Some(rate) => {
+            if !(rate.is_finite() && rate > 0.0) {
+                bail!("--rate must be a positive number of Hz, got {rate}");
+            }
+            let period = Duration::from_secs_f64(1.0 / rate);
+            let mut next = Instant::now();
+            let mut sent = 0u64;
+            while args.count == 0 || sent < args.count {
+                publisher.publish_raw(&payload)?;
+                sent += 1;
+                next += period;
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            }
+        }
+    }
+    Ok(())
 }

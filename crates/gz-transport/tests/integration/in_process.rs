@@ -1,0 +1,272 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gz_transport::msgs::{Double, Model};
+use gz_transport::{Error, MessageInfo, MsgsPrefix};
+
+use crate::support::{eventually, inbox, node, partition, PATIENCE};
+
+fn double(data: f64) -> Double {
+    Double { header: None, data }
+}
+
+#[test]
+fn typed_pubsub_between_two_nodes() {
+    let p = partition("typed");
+    let pub_node = node(&p, MsgsPrefix::Gz);
+    let sub_node = node(&p, MsgsPrefix::Gz);
+    let got = inbox::<f64>();
+    let g = got.clone();
+    let _sub = sub_node
+        .subscribe("/cmd", move |m: Double, info: &MessageInfo| {
+            g.lock().unwrap().push((m.data, info.clone()));
+        })
+        .unwrap();
+    let publisher = pub_node.advertise::<Double>("/cmd").unwrap();
+    assert!(
+        publisher.wait_for_subscribers(PATIENCE),
+        "NEW_CONNECTION from the subscriber node"
+    );
+    assert_eq!(publisher.subscriber_count(), 1);
+    assert!(eventually(PATIENCE, || {
+        publisher.publish(&double(0.0)).unwrap();
+        !got.lock().unwrap().is_empty()
+    }));
+    let (value, info) = got.lock().unwrap()[0].clone();
+    assert_eq!(
+        value, 0.0,
+        "an all-zero payload (empty protobuf) arrives intact"
+    );
+    assert_eq!(info.topic, "/cmd");
+    assert_eq!(info.type_name, "gz.msgs.Double");
+    assert_eq!(info.partition, p);
+    assert_eq!(info.publisher_address, pub_node.address());
+    assert_eq!(sub_node.topic_list(), vec!["/cmd".to_owned()]);
+}
+
+#[test]
+fn a_subscription_waits_quietly_for_a_publisher() {
+    let p = partition("late");
+    let sub_node = node(&p, MsgsPrefix::Gz);
+    let got = inbox::<f64>();
+    let g = got.clone();
+    let _sub = sub_node
+        .subscribe("/late", move |m: Double, i: &MessageInfo| {
+            g.lock().unwrap().push((m.data, i.clone()))
+        })
+        .unwrap();
+    assert!(!sub_node.wait_for_publishers("/late", Duration::from_millis(300)));
+    let pub_node = node(&p, MsgsPrefix::Gz);
+    let publisher = pub_node.advertise::<Double>("/late").unwrap();
+    assert!(sub_node.wait_for_publishers("/late", PATIENCE));
+    assert!(eventually(PATIENCE, || {
+        publisher.publish(&double(7.5)).unwrap();
+        got.lock().unwrap().iter().any(|(v, _)| *v == 7.5)
+    }));
+}
+
+#[test]
+fn wrong_type_and_bad_payload_are_dropped_counted_and_survived() {
+    let p = partition("badtype");
+    let pub_node = node(&p, MsgsPrefix::Gz);
+    let sub_node = node(&p, MsgsPrefix::Gz);
+    let typed = Arc::new(AtomicUsize::new(0));
+    let raw = Arc::new(AtomicUsize::new(0));
+    let t = typed.clone();
+    let _typed = sub_node.subscribe("/x", move |_: Double, _: &MessageInfo| {
+        t.fetch_add(1, Ordering::SeqCst);
+    });
+    let r = raw.clone();
+    let _raw = sub_node.subscribe_raw("/x", move |_, _| {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    // A Model on a topic the typed subscriber expects Doubles on: only the raw one gets it.
+    let models = pub_node.advertise::<Model>("/x").unwrap();
+    assert!(eventually(PATIENCE, || {
+        models
+            .publish(&Model {
+                name: "m".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        raw.load(Ordering::SeqCst) > 0 && sub_node.stats().type_mismatches > 0
+    }));
+    assert_eq!(typed.load(Ordering::SeqCst), 0);
+    drop(models);
+
+    // Bytes that are no Double under the Double type name: counted as decode errors...
+    let liar = pub_node.advertise_raw("/x", "gz.msgs.Double").unwrap();
+    assert!(eventually(PATIENCE, || {
+        liar.publish_raw(&[0xff, 0xff, 0xff]).unwrap();
+        sub_node.stats().decode_errors > 0
+    }));
+    // ...and the subscriber keeps serving.
+    assert!(eventually(PATIENCE, || {
+        liar.publish_raw(&prost::Message::encode_to_vec(&double(2.0)))
+            .unwrap();
+        typed.load(Ordering::SeqCst) > 0
+    }));
+}
+
+#[test]
+fn callbacks_run_on_the_receive_thread_and_may_publish() {
+    let p = partition("relay");
+    let n = node(&p, MsgsPrefix::Gz);
+    let echo = Arc::new(n.advertise::<Double>("/echo").unwrap());
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    let th = threads.clone();
+    let e = echo.clone();
+    // Subscribe to our own topic and republish from inside the callback.
+    let _relay = n
+        .subscribe("/ping", move |m: Double, _: &MessageInfo| {
+            th.lock()
+                .unwrap()
+                .push(std::thread::current().name().map(str::to_owned));
+            e.publish(&double(m.data * 2.0)).unwrap();
+        })
+        .unwrap();
+    let got = inbox::<f64>();
+    let g = got.clone();
+    let _echoes = n
+        .subscribe("/echo", move |m: Double, i: &MessageInfo| {
+            g.lock().unwrap().push((m.data, i.clone()))
+        })
+        .unwrap();
+    let ping = n.advertise::<Double>("/ping").unwrap();
+    assert!(eventually(PATIENCE, || {
+        ping.publish(&double(21.0)).unwrap();
+        got.lock().unwrap().iter().any(|(v, _)| *v == 42.0)
+    }));
+    let names = threads.lock().unwrap().clone();
+    assert!(
+        names.iter().all(|n| n.as_deref() == Some("gz-receive")),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn unsubscribing_ends_the_connection_at_the_publisher() {
+    let p = partition("endconn");
+    let pub_node = node(&p, MsgsPrefix::Gz);
+    let sub_node = node(&p, MsgsPrefix::Gz);
+    let publisher = pub_node.advertise::<Double>("/x").unwrap();
+    let sub = sub_node
+        .subscribe("/x", |_: Double, _: &MessageInfo| {})
+        .unwrap();
+    assert!(eventually(PATIENCE, || publisher.subscriber_count() == 1));
+    drop(sub);
+    assert!(
+        eventually(PATIENCE, || publisher.subscriber_count() == 0),
+        "END_CONNECTION"
+    );
+    assert!(!publisher.has_subscribers());
+    // Node::unsubscribe removes every subscription of the topic.
+    let _a = sub_node
+        .subscribe("/x", |_: Double, _: &MessageInfo| {})
+        .unwrap();
+    let _b = sub_node.subscribe_raw("/x", |_, _| {}).unwrap();
+    assert!(eventually(PATIENCE, || publisher.subscriber_count() == 1));
+    sub_node.unsubscribe("/x").unwrap();
+    assert!(eventually(PATIENCE, || publisher.subscriber_count() == 0));
+}
+
+#[test]
+fn dropping_publisher_and_node_is_seen_at_once_not_by_expiry() {
+    let p = partition("bye");
+    let watcher = node(&p, MsgsPrefix::Gz);
+    let leaving = node(&p, MsgsPrefix::Gz);
+    let a = leaving.advertise::<Double>("/a").unwrap();
+    let b = leaving.advertise::<Double>("/b").unwrap();
+    assert!(eventually(PATIENCE, || watcher.topic_list() == ["/a", "/b"]));
+    drop(a); // UNADVERTISE
+    assert!(eventually(PATIENCE, || watcher.topic_list() == ["/b"]));
+    drop(b);
+    drop(leaving); // BYE
+    assert!(eventually(PATIENCE, || watcher.topic_list().is_empty()));
+    assert_eq!(
+        watcher.stats().peers_expired,
+        0,
+        "removed by UNADVERTISE/BYE, not by silence"
+    );
+}
+
+#[test]
+fn partitions_are_kept_apart_in_process() {
+    let (p1, p2) = (partition("partA"), partition("partB"));
+    let pub1 = node(&p1, MsgsPrefix::Gz);
+    let sub1 = node(&p1, MsgsPrefix::Gz);
+    let sub2 = node(&p2, MsgsPrefix::Gz);
+    let n1 = Arc::new(AtomicUsize::new(0));
+    let n2 = Arc::new(AtomicUsize::new(0));
+    let c1 = n1.clone();
+    let _s1 = sub1.subscribe_raw("/x", move |_, _| {
+        c1.fetch_add(1, Ordering::SeqCst);
+    });
+    let c2 = n2.clone();
+    let _s2 = sub2.subscribe_raw("/x", move |_, _| {
+        c2.fetch_add(1, Ordering::SeqCst);
+    });
+    let publisher = pub1.advertise::<Double>("/x").unwrap();
+    assert!(eventually(PATIENCE, || {
+        publisher.publish(&double(1.0)).unwrap();
+        n1.load(Ordering::SeqCst) >= 10
+    }));
+    assert_eq!(n2.load(Ordering::SeqCst), 0);
+    assert!(sub2.topic_list().is_empty());
+    assert_eq!(
+        publisher.subscriber_count(),
+        1,
+        "only the subscriber of the same partition"
+    );
+}
+
+#[test]
+fn bad_names_and_double_advertise_are_errors() {
+    let n = node(&partition("names"), MsgsPrefix::Gz);
+    assert!(matches!(
+        n.advertise::<Double>("/a b"),
+        Err(Error::InvalidTopic { .. })
+    ));
+    assert!(matches!(
+        n.subscribe_raw("", |_, _| {}),
+        Err(Error::InvalidTopic { .. })
+    ));
+    assert!(matches!(
+        n.advertise_raw("/t", ""),
+        Err(Error::InvalidTypeName { .. })
+    ));
+    let _first = n.advertise::<Double>("/dup").unwrap();
+    let err = n
+        .advertise::<Model>("/dup")
+        .err()
+        .expect("second advertise fails");
+    assert!(
+        matches!(&err, Error::AlreadyAdvertised { existing, .. } if existing == "gz.msgs.Double"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("/dup"));
+    let ns = gz_transport::Node::with_options(gz_transport::NodeOptions {
+        partition: Some("a@b".into()),
+        ..Default::default()
+    });
+    assert!(matches!(ns, Err(Error::InvalidPartition { .. })));
+}
+
+#[test]
+fn namespace_and_relative_topics() {
+    crate::support::init();
+    let p = partition("ns");
+    let n = gz_transport::Node::with_options(gz_transport::NodeOptions {
+        partition: Some(p.clone()),
+        namespace: Some("robot".into()),
+        ..Default::default()
+    })
+    .unwrap();
+    let rel = n.advertise::<Double>("cmd").unwrap();
+    assert_eq!(rel.topic(), "/robot/cmd");
+    let abs = n.advertise::<Double>("/abs").unwrap();
+    assert_eq!(abs.topic(), "/abs");
+    let watcher = node(&p, MsgsPrefix::Gz);
+    assert!(eventually(PATIENCE, || watcher.topic_list() == ["/abs", "/robot/cmd"]));
+}

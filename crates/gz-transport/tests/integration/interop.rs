@@ -1,0 +1,242 @@
+use std::time::{Duration, Instant};
+
+use gz_transport::msgs::{Axis, Double, Joint, Model};
+use gz_transport::text::TextFormat;
+use gz_transport::{MessageInfo, MsgsPrefix};
+
+use crate::support::{
+    eventually, inbox, node, partition, ChildGuard, GZ_TOPIC, IGN_TOPIC, PATIENCE,
+};
+
+/// How many `ign topic -p` processes we start per value at most. Each publishes once, ~0.8 s
+/// after advertising, and that single message can be lost to any subscriber (C++ ones
+/// included) when the publisher exits before it is flushed; so we try again.
+const ATTEMPTS_PER_VALUE: usize = 6;
+
+#[test]
+fn our_subscriber_receives_four_successive_ign_publishers() {
+    let p = partition("ign4");
+    let sub = node(&p, MsgsPrefix::Ignition);
+    let got = inbox::<f64>();
+    let g = got.clone();
+    let _s = sub
+        .subscribe("/x", move |m: Double, i: &MessageInfo| {
+            g.lock().unwrap().push((m.data, i.clone()))
+        })
+        .unwrap();
+    let mut processes = 0;
+    let mut publishers = std::collections::BTreeSet::new();
+    for value in [1.25, 2.25, 3.25, 4.25] {
+        let received = (0..ATTEMPTS_PER_VALUE).any(|_| {
+            processes += 1;
+            let data = format!("data: {value}");
+            let mut ign = ChildGuard::spawn(
+                IGN_TOPIC,
+                &["-t", "/x", "-m", "ignition.msgs.Double", "-p", &data],
+                &p,
+            );
+            ign.wait_exit(PATIENCE)
+                .expect("ign topic -p exits by itself");
+            // The message was sent before the process exited; allow delivery time.
+            eventually(Duration::from_secs(2), || {
+                got.lock().unwrap().iter().any(|(v, _)| *v == value)
+            })
+        });
+        assert!(
+            received,
+            "{value} never arrived from {ATTEMPTS_PER_VALUE} ign publishers"
+        );
+        let guard = got.lock().unwrap();
+        let (_, info) = guard.iter().find(|(v, _)| *v == value).unwrap();
+        assert_eq!(info.type_name, "ignition.msgs.Double");
+        publishers.insert(info.publisher_address.clone());
+    }
+    assert_eq!(publishers.len(), 4, "four distinct C++ publisher processes");
+    eprintln!("4 values from {processes} ign topic -p processes");
+}
+
+/// Keep publishing `msg` until `ign topic -e` prints a line satisfying `expect`.
+fn ign_echo_receives<M: gz_transport::GzMessage>(
+    test: &str,
+    msg: &M,
+    expect: impl Fn(&str) -> bool,
+) -> ChildGuard {
+    let p = partition(test);
+    let n = node(&p, MsgsPrefix::Ignition);
+    let mut echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", "/ours"], &p);
+    let publisher = n.advertise::<M>("/ours").unwrap();
+    assert_eq!(
+        publisher.raw().type_name(),
+        format!("ignition.msgs.{}", M::SHORT_NAME)
+    );
+    assert!(
+        publisher.wait_for_subscribers(PATIENCE),
+        "NEW_CONNECTION from ign topic -e"
+    );
+    let deadline = Instant::now() + PATIENCE;
+    let mut found = false;
+    while !found && Instant::now() < deadline {
+        publisher.publish(msg).unwrap();
+        found = echo
+            .wait_line(Duration::from_millis(200), &expect)
+            .is_some();
+    }
+    assert!(found, "ign topic -e printed: {:?}", echo.output());
+    echo
+}
+
+#[test]
+fn ign_echo_receives_our_double() {
+    ign_echo_receives(
+        "ignd",
+        &Double {
+            header: None,
+            data: 1.5,
+        },
+        |l| l == "data: 1.5",
+    );
+}
+
+#[test]
+fn ign_echo_receives_our_model_exactly_as_we_print_it() {
+    let axis = |position, velocity| Axis {
+        position,
+        velocity,
+        ..Default::default()
+    };
+    let model = Model {
+        name: "ur3e".into(),
+        joint: vec![
+            Joint {
+                name: "shoulder_pan_joint".into(),
+                axis1: Some(axis(0.5, -0.25)),
+                ..Default::default()
+            },
+            Joint {
+                name: "elbow_joint".into(),
+                axis1: Some(axis(-1.0, 0.0)),
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let mut echo = ign_echo_receives("ignm", &model, |l| l == "name: \"ur3e\"");
+    // The C++ DebugString of the message equals our text rendering, line for line.
+    let expected: Vec<String> = model.to_text().lines().map(str::to_owned).collect();
+    let start = echo
+        .seen
+        .iter()
+        .rposition(|l| l == "name: \"ur3e\"")
+        .unwrap();
+    while echo.seen.len() < start + expected.len() {
+        assert!(
+            echo.wait_line(PATIENCE, |_| true).is_some(),
+            "rest of the model"
+        );
+    }
+    assert_eq!(echo.seen[start..start + expected.len()], expected[..]);
+}
+
+#[test]
+fn ign_list_shows_our_topics() {
+    let p = partition("ignl");
+    let n = node(&p, MsgsPrefix::Ignition);
+    let _a = n.advertise::<Double>("/alpha").unwrap();
+    let _b = n.advertise::<Model>("/beta/state").unwrap();
+    let listed = eventually(PATIENCE, || {
+        let mut ign = ChildGuard::spawn(IGN_TOPIC, &["-l"], &p);
+        ign.wait_exit(PATIENCE).expect("ign topic -l exits");
+        let out = ign.output();
+        out.lines().any(|l| l == "/alpha") && out.lines().any(|l| l == "/beta/state")
+    });
+    assert!(listed);
+}
+
+#[test]
+fn ign_subscriber_is_counted_then_expires_when_killed() {
+    let p = partition("ignsub");
+    let n = node(&p, MsgsPrefix::Ignition);
+    let publisher = n.advertise::<Double>("/counted").unwrap();
+    let mut echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", "/counted"], &p);
+    assert!(
+        eventually(PATIENCE, || publisher.subscriber_count() == 1),
+        "NEW_CONNECTION from C++"
+    );
+    echo.kill();
+    assert!(
+        eventually(PATIENCE, || publisher.subscriber_count() == 0),
+        "silent C++ peer expires"
+    );
+    assert!(n.stats().peers_expired >= 1);
+}
+
+#[test]
+fn ign_subscriber_ignores_our_gz_typed_messages() {
+    // Harmonic names (gz.msgs.*) mean nothing to Fortress: its typed subscriber does not even
+    // connect. This is why the prefix is a runtime choice.
+    let p = partition("ignprefix");
+    let n = node(&p, MsgsPrefix::Gz);
+    let publisher = n.advertise::<Double>("/typed").unwrap();
+    let _echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", "/typed"], &p);
+    let watcher = node(&p, MsgsPrefix::Ignition);
+    let _w = watcher
+        .subscribe("/typed", |_: Double, _: &MessageInfo| {})
+        .unwrap();
+    // The ignition-typed watcher sees the topic but, like ign, does not subscribe to gz types.
+    assert!(watcher.wait_for_publishers("/typed", PATIENCE));
+    for _ in 0..10 {
+        publisher
+            .publish(&Double {
+                header: None,
+                data: 3.0,
+            })
+            .unwrap();
+    }
+    assert_eq!(publisher.subscriber_count(), 0);
+}
+
+#[test]
+fn gz_topic_and_ign_topic_talk_both_ways() {
+    let p = partition("clis");
+    // ign -p → gz-topic -e
+    let mut echo = ChildGuard::spawn(GZ_TOPIC, &["-e", "-t", "/a", "-n", "1", "-d", "120"], &p);
+    assert!(echo
+        .wait_line(PATIENCE, |l| l.contains("subscribed to /a"))
+        .is_some());
+    let got = (0..ATTEMPTS_PER_VALUE).any(|_| {
+        let mut ign = ChildGuard::spawn(
+            IGN_TOPIC,
+            &["-t", "/a", "-m", "ignition.msgs.Double", "-p", "data: 6.5"],
+            &p,
+        );
+        ign.wait_exit(PATIENCE).expect("ign topic -p exits");
+        echo.wait_line(Duration::from_secs(2), |l| l == "data: 6.5")
+            .is_some()
+    });
+    assert!(got, "gz-topic -e printed: {:?}", echo.output());
+    // gz-topic -p → ign -e
+    let mut ign_echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", "/b"], &p);
+    let got = (0..ATTEMPTS_PER_VALUE).any(|_| {
+        let mut gz = ChildGuard::spawn(
+            GZ_TOPIC,
+            &[
+                "-t",
+                "/b",
+                "-m",
+                "Double",
+                "--msgs-prefix",
+                "ignition.msgs.",
+                "-p",
+                "data: 7.5",
+                "--wait",
+                "10",
+            ],
+            &p,
+        );
+        assert!(gz.wait_exit(PATIENCE).expect("gz-topic -p exits").success());
+        ign_echo
+            .wait_line(Duration::from_secs(2), |l| l == "data: 7.5")
+            .is_some()
+    });
+    assert!(got, "ign topic -e printed: {:?}", ign_echo.output());
+}

@@ -1,0 +1,238 @@
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use gz_transport::msgs::{Double, Model};
+use gz_transport::{MessageInfo, MsgsPrefix};
+
+use crate::support::{eventually, inbox, node, partition, ChildGuard, GZ_TOPIC, PATIENCE};
+
+/// A `gz-topic` process publishing `Double{data}` on `topic` at 20 Hz until killed.
+fn double_publisher(p: &str, topic: &str, data: f64) -> ChildGuard {
+    let text = format!("data: {data}");
+    ChildGuard::spawn(
+        GZ_TOPIC,
+        &[
+            "-t",
+            topic,
+            "-m",
+            "gz.msgs.Double",
+            "-p",
+            &text,
+            "--rate",
+            "20",
+            "--wait",
+            "0",
+        ],
+        p,
+    )
+}
+
+#[test]
+fn several_publisher_processes_reach_one_subscriber() {
+    let p = partition("several");
+    let sub = node(&p, MsgsPrefix::Gz);
+    let got = inbox::<f64>();
+    let g = got.clone();
+    let _s = sub
+        .subscribe("/multi", move |m: Double, i: &MessageInfo| {
+            g.lock().unwrap().push((m.data, i.clone()))
+        })
+        .unwrap();
+    let _publishers: Vec<ChildGuard> = (1..=3)
+        .map(|i| double_publisher(&p, "/multi", i as f64))
+        .collect();
+    assert!(
+        eventually(PATIENCE, || {
+            let values: BTreeSet<u64> =
+                got.lock().unwrap().iter().map(|(v, _)| *v as u64).collect();
+            values == BTreeSet::from([1, 2, 3])
+        }),
+        "values from all three publishers"
+    );
+    let addresses: BTreeSet<String> = got
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, i)| i.publisher_address.clone())
+        .collect();
+    assert_eq!(
+        addresses.len(),
+        3,
+        "three distinct publisher sockets: {addresses:?}"
+    );
+    assert_eq!(sub.topic_info("/multi").unwrap().len(), 3);
+}
+
+#[test]
+fn publisher_process_started_after_the_subscriber_process() {
+    let p = partition("after");
+    let mut echo = ChildGuard::spawn(GZ_TOPIC, &["-e", "-t", "/later", "-n", "1", "-d", "60"], &p);
+    assert!(
+        echo.wait_line(PATIENCE, |l| l.contains("subscribed to /later"))
+            .is_some(),
+        "the subscriber process is up before the publisher process starts"
+    );
+    let _publisher = double_publisher(&p, "/later", 4.25);
+    assert!(
+        echo.wait_line(PATIENCE, |l| l == "data: 4.25").is_some(),
+        "echo got: {}",
+        echo.output()
+    );
+    let status = echo.wait_exit(PATIENCE).expect("echo exits after -n 1");
+    assert!(status.success());
+}
+
+#[test]
+fn publisher_killed_and_restarted_is_found_again() {
+    let p = partition("restart");
+    let sub = node(&p, MsgsPrefix::Gz);
+    let got = inbox::<f64>();
+    let g = got.clone();
+    let _s = sub
+        .subscribe("/r", move |m: Double, i: &MessageInfo| {
+            g.lock().unwrap().push((m.data, i.clone()))
+        })
+        .unwrap();
+    let mut first = double_publisher(&p, "/r", 1.0);
+    assert!(eventually(PATIENCE, || got
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|(v, _)| *v == 1.0)));
+    first.kill(); // SIGKILL: no UNADVERTISE, no BYE
+    assert!(
+        eventually(PATIENCE, || sub.topic_info("/r").unwrap().is_empty()),
+        "the silent publisher expires"
+    );
+    assert!(sub.stats().peers_expired >= 1);
+    let _second = double_publisher(&p, "/r", 2.0);
+    assert!(eventually(PATIENCE, || got
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|(v, _)| *v == 2.0)));
+}
+
+#[test]
+fn partitions_are_kept_apart_across_processes() {
+    let (p1, p2) = (partition("procA"), partition("procB"));
+    let sub1 = node(&p1, MsgsPrefix::Gz);
+    let sub2 = node(&p2, MsgsPrefix::Gz);
+    let (n1, n2) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let c1 = n1.clone();
+    let _s1 = sub1.subscribe_raw("/x", move |_, _| {
+        c1.fetch_add(1, Ordering::SeqCst);
+    });
+    let c2 = n2.clone();
+    let _s2 = sub2.subscribe_raw("/x", move |_, _| {
+        c2.fetch_add(1, Ordering::SeqCst);
+    });
+    let _publisher = double_publisher(&p1, "/x", 1.0);
+    assert!(eventually(PATIENCE, || n1.load(Ordering::SeqCst) >= 20));
+    assert_eq!(
+        n2.load(Ordering::SeqCst),
+        0,
+        "nothing crosses into the other partition"
+    );
+    assert!(sub2.topic_list().is_empty());
+}
+
+#[test]
+fn gz_topic_publishes_a_model_from_text() {
+    let p = partition("climodel");
+    let sub = node(&p, MsgsPrefix::Gz);
+    let got = inbox::<Model>();
+    let g = got.clone();
+    let _s = sub
+        .subscribe("/state", move |m: Model, i: &MessageInfo| {
+            g.lock().unwrap().push((m, i.clone()))
+        })
+        .unwrap();
+    let _publisher = ChildGuard::spawn(
+        GZ_TOPIC,
+        &[
+            "-t",
+            "/state",
+            "-m",
+            "Model",
+            "-p",
+            r#"name: "ur3e" joint { name: "elbow_joint" axis1 { position: 0.5 velocity: -1e-3 } }"#,
+            "--rate",
+            "20",
+            "--wait",
+            "0",
+        ],
+        &p,
+    );
+    assert!(eventually(PATIENCE, || !got.lock().unwrap().is_empty()));
+    let (m, info) = got.lock().unwrap()[0].clone();
+    assert_eq!(info.type_name, "gz.msgs.Model");
+    assert_eq!(m.name, "ur3e");
+    let axis = m.joint[0].axis1.clone().unwrap();
+    assert_eq!(
+        (m.joint[0].name.as_str(), axis.position, axis.velocity),
+        ("elbow_joint", 0.5, -1e-3)
+    );
+}
+
+#[test]
+fn gz_topic_lists_and_describes_topics() {
+    let p = partition("clilist");
+    let n = node(&p, MsgsPrefix::Gz);
+    let _a = n.advertise::<Double>("/alpha").unwrap();
+    let _b = n.advertise::<Model>("/beta").unwrap();
+    let mut list = ChildGuard::spawn(GZ_TOPIC, &["-l"], &p);
+    assert!(list.wait_exit(PATIENCE).expect("-l exits").success());
+    assert_eq!(list.output(), "/alpha\n/beta");
+    let mut info = ChildGuard::spawn(GZ_TOPIC, &["-i", "-t", "/beta"], &p);
+    assert!(info.wait_exit(PATIENCE).expect("-i exits").success());
+    let out = info.output();
+    assert!(
+        out.contains(&format!("{}, gz.msgs.Model", n.address())),
+        "{out}"
+    );
+}
+
+#[test]
+fn gz_topic_rejects_bad_input_with_a_clear_error() {
+    let p = partition("clibad");
+    for args in [
+        &["-t", "/x", "-m", "Double", "-p", "data: nan"][..],
+        &["-t", "/x", "-m", "Double", "-p", "datum: 1"][..],
+        &["-t", "/x", "-m", "gz.msgs.Image", "-p", "width: 1"][..],
+        &["-t", "/x", "-p", "data: 1"][..],
+        &["-e"][..],
+    ] {
+        let out = std::process::Command::new(GZ_TOPIC)
+            .args(args)
+            .env("GZ_PARTITION", &p)
+            .env("GZ_IP", "127.0.0.1")
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} must fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("gz-topic: "), "{args:?}: {err}");
+    }
+    // Echo with a deadline and nothing to receive: non-zero, and says why.
+    let out = std::process::Command::new(GZ_TOPIC)
+        .args(["-e", "-t", "/nobody", "-n", "1", "-d", "0.5"])
+        .env("GZ_PARTITION", &p)
+        .env("GZ_IP", "127.0.0.1")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("received 0 of 1"));
+}
+
+#[test]
+fn invalid_environment_is_reported() {
+    let out = std::process::Command::new(GZ_TOPIC)
+        .args(["-l", "--wait", "0"])
+        .env("GZ_IP", "0.0.0.0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("GZ_IP") && err.contains("0.0.0.0"), "{err}");
+}
