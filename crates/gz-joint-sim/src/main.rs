@@ -91,13 +91,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let target = sim.target_real_time_factor();
     let interval = Duration::from_secs_f64(args.status_interval);
-    loop {
-        match stop_rx.recv_timeout(interval) {
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                tracing::info!("{}", status_line(&sim.take_timing(), target))
-            }
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
+    // Ctrl-C/SIGTERM sends on the channel; until then, a status line per interval.
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stop_rx.recv_timeout(interval) {
+        tracing::info!("{}", status_line(&sim.take_timing(), target));
     }
     let last = sim.take_timing();
     sim.stop();

@@ -203,3 +203,119 @@ fn model_uris_resolve_through_the_resource_path_too() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn plugin_parameters_are_read_as_gazebo_reads_them() {
+    let dir = std::env::temp_dir().join(format!("gz-joint-sim-params-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let world = dir.join("w.sdf");
+    std::fs::write(
+        &world,
+        r#"<sdf version="1.9"><world name="params">
+          <physics name="slow" type="ode"><max_step_size>0.01</max_step_size><real_time_factor>0.5</real_time_factor></physics>
+          <physics name="fast" type="ode" default="true"><max_step_size>0.001</max_step_size></physics>
+          <model name="bot">
+            <link name="base"/><link name="l1"/><link name="l2"/><link name="l3"/>
+            <joint name="a" type="revolute"><parent>base</parent><child>l1</child></joint>
+            <joint name="b" type="prismatic"><parent>l1</parent><child>l2</child>
+              <axis><xyz>2 0 0</xyz><limit><lower>-0.5</lower><upper>0.5</upper></limit><dynamics><damping>3</damping></dynamics></axis></joint>
+            <joint name="c" type="continuous"><parent>l2</parent><child>l3</child></joint>
+            <plugin filename="gz-sim-joint-position-controller-system" name="gz::sim::systems::JointPositionController">
+              <joint_name>a</joint_name><joint_name>c</joint_name>
+              <p_gain>5</p_gain><i_gain>0.5</i_gain><d_gain>0.05</d_gain><i_max>2</i_max><i_min>-2</i_min>
+              <cmd_max>7</cmd_max><cmd_min>-6</cmd_min><cmd_offset>0.1</cmd_offset><initial_position>0.25</initial_position>
+            </plugin>
+            <plugin filename="libignition-gazebo-joint-position-controller-system.so" name="ignition::gazebo::systems::JointPositionController">
+              <joint_name>b</joint_name><sub_topic>b_cmd</sub_topic><use_velocity_commands>1</use_velocity_commands>
+            </plugin>
+            <plugin filename="gz-sim-joint-position-controller-system" name="gz::sim::systems::JointPositionController">
+              <joint_name>c</joint_name><topic>/my/c cmd</topic><sub_topic>ignored</sub_topic><joint_index>0</joint_index>
+            </plugin>
+            <plugin filename="gz-sim-joint-state-publisher-system" name="gz::sim::systems::JointStatePublisher">
+              <joint_name>c</joint_name><joint_name>a</joint_name><topic>/bot/states</topic><update_rate>50</update_rate>
+            </plugin>
+            <plugin filename="gz-sim-joint-state-publisher-system" name="gz::sim::systems::JointStatePublisher"/>
+          </model></world></sdf>"#,
+    )
+    .unwrap();
+    let w = World::load_with_resource_paths(&world, &[]).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // The physics profile marked default wins; SDF defaults fill the rest.
+    assert_eq!(w.step, Duration::from_millis(1));
+    assert_eq!(w.real_time_factor, 1.0);
+
+    let [pid, vel, topic] = &w.position_controllers[..] else {
+        panic!("three controllers")
+    };
+    assert_eq!(
+        pid.topic, "/model/bot/joint/a/0/cmd_pos",
+        "named after the first joint"
+    );
+    assert_eq!(pid.joint_names, ["a", "c"]);
+    assert_eq!(
+        pid.joints,
+        [w.joint_index("a").unwrap(), w.joint_index("c").unwrap()]
+    );
+    assert_eq!(pid.mode, ControlMode::Pid);
+    assert_eq!(
+        pid.pid,
+        gz_joint_sim::PidGains {
+            p: 5.0,
+            i: 0.5,
+            d: 0.05,
+            i_max: 2.0,
+            i_min: -2.0,
+            cmd_max: 7.0,
+            cmd_min: -6.0,
+            cmd_offset: 0.1
+        }
+    );
+    assert_eq!(pid.initial_position, 0.25);
+
+    assert_eq!(vel.topic, "/model/bot/b_cmd");
+    assert_eq!(
+        vel.mode,
+        ControlMode::Velocity { cmd_max: None },
+        "cmd_max not given: no speed limit"
+    );
+    assert_eq!(vel.pid, gz_joint_sim::PidGains::default());
+
+    assert_eq!(
+        topic.topic, "/my/c_cmd",
+        "<topic> wins, made valid as gz-transport does"
+    );
+
+    let b = &w.joints[w.joint_index("b").unwrap()];
+    assert_eq!(b.kind, JointKind::Prismatic);
+    let axis = b.axis.unwrap();
+    assert_eq!(
+        (axis.xyz, axis.lower, axis.upper, axis.damping),
+        ([1.0, 0.0, 0.0], -0.5, 0.5, 3.0)
+    );
+    let c = w.joints[w.joint_index("c").unwrap()].axis.unwrap();
+    assert_eq!(
+        (c.lower, c.upper, c.effort, c.velocity),
+        (-1e16, 1e16, -1.0, -1.0),
+        "SDF defaults"
+    );
+
+    let [filtered, all] = &w.state_publishers[..] else {
+        panic!("two publishers")
+    };
+    assert_eq!(filtered.topic, "/bot/states");
+    assert_eq!(filtered.update_rate, Some(50.0));
+    let names = |p: &gz_joint_sim::StatePublisherSpec| {
+        p.joints
+            .iter()
+            .map(|&i| w.joints[i].name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(filtered),
+        ["a", "c"],
+        "entity (SDF) order, not filter order"
+    );
+    assert_eq!(all.topic, "/world/params/model/bot/joint_state");
+    assert_eq!(names(all), ["a", "b", "c"]);
+}
