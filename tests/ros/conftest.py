@@ -8,7 +8,6 @@ when it ends. Waits are on conditions (discovery counts, output lines), each wit
 import itertools
 import os
 import pathlib
-import queue
 import subprocess
 import threading
 import time
@@ -52,13 +51,12 @@ class Process:
         self.proc = subprocess.Popen(self.args, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
-        self._new = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self):
         for line in self.proc.stdout:
             self.lines.append(line.rstrip('\n'))
-            self._new.put(None)
 
     def output(self) -> str:
         return '\n'.join(self.lines)
@@ -82,6 +80,8 @@ class Process:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        self._reader.join(5)
+        self.proc.stdout.close()
 
 
 class Ros:
@@ -121,10 +121,10 @@ class Ros:
     def close(self):
         for p in self.processes:
             p.stop()
-        for node in self.nodes:
-            self.executor.remove_node(node)
-            node.destroy_node()
+        # Executor first: destroying a node the executor still waits on can crash rclpy.
         self.executor.shutdown()
+        for node in self.nodes:
+            node.destroy_node()
         rclpy.shutdown(context=self.context)
 
 
