@@ -392,6 +392,7 @@ fn max_lag(period: Duration) -> Duration {
 
 impl Stepper {
     fn run(mut self) {
+        tighten_timer_slack();
         let start = Instant::now();
         let mut anchor = start;
         let mut steps_since_anchor: u32 = 0;
@@ -479,6 +480,19 @@ impl Stepper {
                 report_publish_error(&mut self.publish_errors, publisher.topic(), &e);
             }
         }
+    }
+}
+
+/// Linux lets a sleeping thread wake up to 50 µs late by default (timer slack), a quarter
+/// of the typical lateness budget at a 2 ms step; ask for 1 µs on the step thread.
+fn tighten_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and only affects this thread.
+    let rc = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong) };
+    if rc != 0 {
+        tracing::debug!(
+            "cannot tighten the timer slack: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 
