@@ -109,7 +109,11 @@ fn clock_is_published_on_both_topics_with_sim_real_and_system_time() {
                 pair[0].sim.unwrap().as_nanos(),
                 pair[1].sim.unwrap().as_nanos(),
             );
-            assert_eq!(b - a, 2_000_000, "{topic}: one message per 2 ms step");
+            // One message per 2 ms step (a loaded machine may drop one, never invent one).
+            assert!(
+                b > a && (b - a) % 2_000_000 == 0,
+                "{topic}: sim time went {a} → {b} ns"
+            );
         }
         let last = list.last().unwrap();
         assert!(
