@@ -70,6 +70,12 @@ enum Mode {
         #[arg(long, default_value_t = 60.0)]
         timeout_s: f64,
     },
+    /// Serve the test_msgs/action/Fibonacci action `fibonacci`: accept each goal, publish
+    /// the growing sequence as feedback, succeed with it.
+    ActionServer {
+        #[arg(long, default_value_t = 60.0)]
+        timeout_s: f64,
+    },
     /// Print size, alignment and member offsets of a set of rmw structs (for a C probe).
     Layout,
     /// Checks that need no network: rcl init, type support handles, IDL defaults.
@@ -137,6 +143,7 @@ fn main() -> anyhow::Result<()> {
             )
         }
         Mode::Params { timeout_s } => params(&mut executor, secs(timeout_s)?),
+        Mode::ActionServer { timeout_s } => fibonacci_server(&mut executor, secs(timeout_s)?),
         Mode::Selftest => selftest(&context),
         Mode::Layout => unreachable!("handled before rcl init"),
     }
@@ -321,6 +328,30 @@ fn params(executor: &mut Executor, timeout: Duration) -> anyhow::Result<()> {
     println!("joint_limits_min={:?}", limits.get());
     println!("enabled={}", enabled.get());
     println!("count={}", count.get());
+    println!("ready");
+    spin_for(executor, timeout)
+}
+
+/// Exercises every `Action` helper of the generated code on the server side (goal request
+/// split, goal response, feedback message, result request and response).
+fn fibonacci_server(executor: &mut Executor, timeout: Duration) -> anyhow::Result<()> {
+    use ros_env::test_msgs::action::{Fibonacci, Fibonacci_Feedback, Fibonacci_Result};
+    let node = executor.create_node("rs_action_peer")?;
+    let _server =
+        node.create_action_server::<Fibonacci, _>("fibonacci", |requested| async move {
+            let order = usize::try_from(requested.goal().order).unwrap_or(0);
+            println!("goal order={order}");
+            let executing = requested.accept().execute();
+            let mut sequence = vec![0, 1];
+            while sequence.len() <= order {
+                let next = sequence[sequence.len() - 1] + sequence[sequence.len() - 2];
+                sequence.push(next);
+                executing.publish_feedback(Fibonacci_Feedback {
+                    sequence: sequence.clone(),
+                });
+            }
+            executing.succeeded_with(Fibonacci_Result { sequence })
+        })?;
     println!("ready");
     spin_for(executor, timeout)
 }
