@@ -106,6 +106,9 @@ impl JointSnapshot {
     }
 
     /// True if and only if joint `index` was seen and has non-NaN limits (±inf is fine).
+    ///
+    /// # Panics
+    /// If `index` is not below [`joint_count`](Self::joint_count).
     pub fn joint_is_ready(&self, index: usize) -> bool {
         self.last_seen[index] != 0
             && !self.limits_lower[index].is_nan()

@@ -27,8 +27,9 @@
 //! reported seconds late. Here the cache is a sequence lock ([`JointStateCache`]): the single
 //! writer publishes a whole message at once, readers copy a consistent snapshot without a lock
 //! and retry in the rare case a write overlapped their copy. A mutex and an `ArcSwap` were
-//! measured against it (`benches/cache_choice.rs`); the sequence lock reads fastest, keeps the
-//! writer from ever waiting on a reader, and allocates nothing on either side.
+//! measured against it (`benches/cache_choice.rs`, figures in the crate's README): at robot
+//! arm sizes the sequence lock reads several times faster than both, alone and against a
+//! 10 kHz writer, its writer never waits for a reader, and neither side allocates.
 //!
 //! Everything here is `Send + Sync`: one [`RobotDriverGazebo`] can sit in an `Arc` shared by a
 //! control loop, a ROS executor and Python threads.

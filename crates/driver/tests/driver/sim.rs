@@ -145,7 +145,9 @@ fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
     let sim = start_ur3e_world(&partition);
     let driver = initialized(ur3e_config(&partition));
     let start = driver.get_joint_positions().unwrap();
-    let offsets = [0.5, -0.5, 0.4, -0.4, 0.3, -0.3];
+    // Large enough that the motion lasts over 3 s: a test thread descheduled for a while
+    // still finds both snapshots mid-motion.
+    let offsets = [1.0, -1.0, 0.9, -0.9, 0.8, -0.8];
     let target: Vec<f64> = start.iter().zip(offsets).map(|(q, d)| q + d).collect();
     assert_eq!(
         driver.set_target_joint_positions(&target).unwrap(),
@@ -161,12 +163,12 @@ fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
         })
     };
     let first = wait_for_snapshot(&driver, Duration::from_secs(30), "motion starts", |s| {
-        moving(s, 0.02, 0.1)
+        moving(s, 0.02, 0.4)
     });
     let second = wait_for_snapshot(&driver, Duration::from_secs(30), "half a second", |s| {
         seconds(s) >= seconds(&first) + 0.5
     });
-    assert!(moving(&second, 0.1, 0.29), "{second:?}");
+    assert!(moving(&second, 0.1, 0.79), "{second:?}");
     let dt = seconds(&second) - seconds(&first);
     for j in 0..6 {
         let speed = (second.positions[j] - first.positions[j]) / dt;
