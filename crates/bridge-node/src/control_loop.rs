@@ -1,0 +1,321 @@
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rclrs::{Clock, Node};
+use sas_robot_driver_gazebo::{ErrorKind, JointSnapshot, RobotDriverGazebo, ShutdownToken};
+
+use crate::messages::{multi_array, stamp_from_nanos, JointStateMessage};
+use crate::rate_limit::{suppressed_note, RateLimit};
+use crate::server::RobotDriverServer;
+use crate::{BridgeError, DeadlineGrid, RobotDriverRosConfiguration, StampSource};
+
+/// How often the loop reports its statistics (at debug level, or info when it overran).
+const REPORT_INTERVAL: Duration = Duration::from_secs(10);
+/// At most one log line per interval for each kind of per-period failure.
+const FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What a control loop did, for its final log line and for callers that measure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoopStatistics {
+    /// Periods run (each: forward the target, read, publish).
+    pub periods: u64,
+    /// Deadlines skipped because a period ended after the next one.
+    pub overruns: u64,
+    /// Largest delay between a deadline and the loop waking for it.
+    pub max_lateness: Duration,
+    /// Targets the driver accepted (possibly clamped).
+    pub targets_accepted: u64,
+    /// Targets refused (wrong length, NaN/inf, out of limits under `refuse`).
+    pub targets_refused: u64,
+}
+
+/// The original's `RobotDriverROS`: the topic surface of one robot (created at construction,
+/// so topics exist before the driver connects) and the loop that serves it.
+///
+/// Per period, on an absolute-deadline grid of the monotonic clock: hand the latest target
+/// received to the driver (which validates it) and forward it to Gazebo, read one consistent
+/// snapshot, publish `get/joint_states`, `get/joint_positions_min` and `…_max`. Nothing is
+/// published before the driver is initialized.
+///
+/// Subscription callbacks run on whatever thread spins the node's executor (see
+/// [`ExecutorThread`](crate::ExecutorThread)); [`control_loop`](Self::control_loop) runs on
+/// the caller's. Several instances (several robots) can share one node and one executor.
+pub struct RobotDriverRos {
+    driver: Arc<RobotDriverGazebo>,
+    config: RobotDriverRosConfiguration,
+    shutdown: ShutdownToken,
+    clock: Clock,
+    server: RobotDriverServer,
+    running: AtomicBool,
+}
+
+impl RobotDriverRos {
+    /// Creates the topics under `<config.robot_name>/` on `node`. `shutdown` ends
+    /// [`control_loop`](Self::control_loop), also while it waits in `initialize`.
+    ///
+    /// # Errors
+    /// An invalid configuration; a topic rclrs refuses (e.g. an invalid `robot_name`).
+    pub fn new(
+        node: &Node,
+        driver: Arc<RobotDriverGazebo>,
+        config: RobotDriverRosConfiguration,
+        shutdown: ShutdownToken,
+    ) -> Result<Self, BridgeError> {
+        config.validate()?;
+        let server = RobotDriverServer::new(node, &config.robot_name)?;
+        Ok(RobotDriverRos {
+            driver,
+            config,
+            shutdown,
+            clock: node.get_clock(),
+            server,
+            running: AtomicBool::new(false),
+        })
+    }
+
+    /// The driver the loop runs.
+    pub fn driver(&self) -> &Arc<RobotDriverGazebo> {
+        &self.driver
+    }
+
+    /// The configuration.
+    pub fn configuration(&self) -> &RobotDriverRosConfiguration {
+        &self.config
+    }
+
+    /// The token that stops the loop.
+    pub fn shutdown_token(&self) -> &ShutdownToken {
+        &self.shutdown
+    }
+
+    /// Connects and initializes the driver, then runs periods until the shutdown token is
+    /// triggered; always deinitializes and disconnects the driver before returning. Blocks
+    /// the calling thread; needs the node's executor to be spun elsewhere for targets to
+    /// arrive. A shutdown while waiting for Gazebo in `initialize` is a normal stop.
+    ///
+    /// # Errors
+    /// Already running; `connect` failed; `initialize` failed other than by shutdown (e.g.
+    /// its timeout passed). Per-period problems are logged (rate-limited), not returned.
+    pub fn control_loop(&self) -> Result<LoopStatistics, BridgeError> {
+        if self.running.swap(true, Ordering::SeqCst) {
+            return Err(BridgeError::AlreadyRunning {
+                robot_name: self.config.robot_name.clone(),
+            });
+        }
+        let _lifecycle = LifecycleGuard {
+            driver: &self.driver,
+            running: &self.running,
+        };
+        tracing::info!("::Waiting to connect with robot...");
+        self.driver.connect()?;
+        tracing::info!("::Connected to robot.");
+        tracing::info!("::Initializing robot...");
+        if let Err(err) = self.driver.initialize_with(&self.shutdown) {
+            if err.kind() == ErrorKind::Cancelled {
+                tracing::info!("::Stopped while initializing: {err}");
+                return Ok(LoopStatistics::default());
+            }
+            return Err(err.into());
+        }
+        tracing::info!("::Robot initialized.");
+        Ok(self.run_periods())
+    }
+
+    fn run_periods(&self) -> LoopStatistics {
+        let (lower, upper) = self
+            .driver
+            .get_joint_limits()
+            .expect("limits exist once the driver is initialized");
+        let joint_positions_min = multi_array(&lower);
+        let joint_positions_max = multi_array(&upper);
+        let mut joint_states = JointStateMessage::new(&self.driver.configuration().joint_names);
+        let mut snapshot = JointSnapshot::new(self.driver.joint_count());
+        let mut failures = PeriodFailures::new();
+        let mut statistics = LoopStatistics::default();
+        let mut report = Report::new(Instant::now());
+        let mut grid = DeadlineGrid::new(Instant::now(), self.config.thread_sampling_time);
+        loop {
+            let (deadline, skipped) = grid.next_deadline(Instant::now());
+            statistics.overruns += skipped;
+            let timeout = deadline.saturating_duration_since(Instant::now());
+            if self.shutdown.wait_timeout(timeout) {
+                break;
+            }
+            let woke = Instant::now();
+            let lateness = woke.saturating_duration_since(deadline);
+            statistics.max_lateness = statistics.max_lateness.max(lateness);
+            statistics.periods += 1;
+
+            self.forward_target(&mut statistics, &mut failures, woke);
+            self.driver.read_snapshot(&mut snapshot);
+            joint_states.fill(&snapshot, self.stamp(&snapshot, &mut failures));
+            let published = self
+                .server
+                .joint_states
+                .publish(&joint_states.message)
+                .and_then(|()| {
+                    self.server
+                        .joint_positions_min
+                        .publish(&joint_positions_min)
+                })
+                .and_then(|()| {
+                    self.server
+                        .joint_positions_max
+                        .publish(&joint_positions_max)
+                });
+            if let Err(err) = published {
+                if let Some(suppressed) = failures.publish.permit(woke) {
+                    tracing::error!(
+                        "::Publishing the joint states failed: {err}{}",
+                        suppressed_note(suppressed)
+                    );
+                }
+            }
+            report.after_period(woke, lateness, &statistics);
+        }
+        tracing::info!(
+            "::Control loop stopped after {} periods ({} overruns, largest lateness {:.3} ms, \
+             {} targets accepted, {} refused).",
+            statistics.periods,
+            statistics.overruns,
+            statistics.max_lateness.as_secs_f64() * 1e3,
+            statistics.targets_accepted,
+            statistics.targets_refused
+        );
+        statistics
+    }
+
+    /// Hands a newly received target to the driver, then lets the driver forward whatever
+    /// target it holds (its forward mode decides whether that publishes now).
+    fn forward_target(
+        &self,
+        statistics: &mut LoopStatistics,
+        failures: &mut PeriodFailures,
+        now: Instant,
+    ) {
+        if let Some(target) = self.server.targets.take() {
+            match self.driver.set_target_joint_positions(&target) {
+                Ok(_) => statistics.targets_accepted += 1,
+                Err(err) => {
+                    statistics.targets_refused += 1;
+                    if let Some(suppressed) = failures.target.permit(now) {
+                        tracing::error!(
+                            "::Target refused::{err} The previous target stays in force.{}",
+                            suppressed_note(suppressed)
+                        );
+                    }
+                }
+            }
+        }
+        if let Err(err) = self.driver.forward_targets() {
+            if let Some(suppressed) = failures.forward.permit(now) {
+                tracing::error!(
+                    "::Forwarding the target to Gazebo failed::{err}{}",
+                    suppressed_note(suppressed)
+                );
+            }
+        }
+    }
+
+    fn stamp(
+        &self,
+        snapshot: &JointSnapshot,
+        failures: &mut PeriodFailures,
+    ) -> ros_env::builtin_interfaces::msg::rmw::Time {
+        if self.config.stamp_source == StampSource::Gazebo {
+            if let Some(sim_time) = snapshot.sim_time {
+                return stamp_from_nanos(sim_time.as_nanos());
+            }
+            if !failures.warned_no_sim_time {
+                failures.warned_no_sim_time = true;
+                tracing::warn!(
+                    "::Gazebo's joint states carry no stamp; get/joint_states is stamped with \
+                     the node clock until they do (logged once)."
+                );
+            }
+        }
+        stamp_from_nanos(i128::from(self.clock.now().nsec))
+    }
+}
+
+/// Rate limits of the per-period failure logs, owned by the loop.
+struct PeriodFailures {
+    target: RateLimit,
+    forward: RateLimit,
+    publish: RateLimit,
+    warned_no_sim_time: bool,
+}
+
+impl PeriodFailures {
+    fn new() -> Self {
+        PeriodFailures {
+            target: RateLimit::new(FAILURE_LOG_INTERVAL),
+            forward: RateLimit::new(FAILURE_LOG_INTERVAL),
+            publish: RateLimit::new(FAILURE_LOG_INTERVAL),
+            warned_no_sim_time: false,
+        }
+    }
+}
+
+/// The periodic statistics line: rate, overruns and lateness of the last interval.
+struct Report {
+    since: Instant,
+    periods_before: u64,
+    overruns_before: u64,
+    max_lateness: Duration,
+}
+
+impl Report {
+    fn new(now: Instant) -> Self {
+        Report {
+            since: now,
+            periods_before: 0,
+            overruns_before: 0,
+            max_lateness: Duration::ZERO,
+        }
+    }
+
+    fn after_period(&mut self, now: Instant, lateness: Duration, statistics: &LoopStatistics) {
+        self.max_lateness = self.max_lateness.max(lateness);
+        let elapsed = now.saturating_duration_since(self.since);
+        if elapsed < REPORT_INTERVAL {
+            return;
+        }
+        let periods = statistics.periods - self.periods_before;
+        let overruns = statistics.overruns - self.overruns_before;
+        let line = format!(
+            "::Control loop: {periods} periods in {:.1} s ({:.1} Hz), {overruns} overruns \
+             skipped, largest lateness {:.3} ms.",
+            elapsed.as_secs_f64(),
+            periods as f64 / elapsed.as_secs_f64(),
+            self.max_lateness.as_secs_f64() * 1e3
+        );
+        if overruns > 0 {
+            tracing::info!("{line}");
+        } else {
+            tracing::debug!("{line}");
+        }
+        *self = Report {
+            since: now,
+            periods_before: statistics.periods,
+            overruns_before: statistics.overruns,
+            max_lateness: Duration::ZERO,
+        };
+    }
+}
+
+/// Deinitializes and disconnects the driver however the loop ends (the original's
+/// destructor), and marks the loop as not running.
+struct LifecycleGuard<'a> {
+    driver: &'a RobotDriverGazebo,
+    running: &'a AtomicBool,
+}
+
+impl Drop for LifecycleGuard<'_> {
+    fn drop(&mut self) {
+        self.driver.deinitialize();
+        self.driver.disconnect();
+        self.running.store(false, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,57 @@
+//! The ROS 2 side of the Gazebo bridge: the SmartArmStack robot-driver topic surface
+//! (`<robot_name>/get/joint_states`, `…/set/target_joint_positions`, …) and the control loop
+//! that moves data between it and a [`RobotDriverGazebo`] — the original's `RobotDriverROS` +
+//! `RobotDriverServer`. The node binary `sas_robot_driver_ros_gazebo_node` is a thin shell
+//! around this library; the Python module and the multi-robot process reuse it unchanged.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use bridge_node::{ExecutorThread, NodeParameters, RobotDriverRos};
+//! use rclrs::{Context, CreateBasicExecutor, InitOptions};
+//! use sas_robot_driver_gazebo::{RobotDriverGazebo, ShutdownToken};
+//!
+//! let context = Context::new(std::env::args(), InitOptions::new())?;
+//! let executor = context.create_basic_executor();
+//! let node = executor.create_node("sas_robot_driver_ros_gazebo")?;
+//! let parameters = NodeParameters::declare(&node)?;
+//! let driver = Arc::new(RobotDriverGazebo::new(parameters.driver.clone(), None)?);
+//! let shutdown = ShutdownToken::new(); // trigger it from a signal handler
+//! let bridge = RobotDriverRos::new(&node, driver, parameters.ros.clone(), shutdown)?;
+//! let spinner = ExecutorThread::spawn(executor)?; // subscriptions are served there
+//! let statistics = bridge.control_loop()?; // until `shutdown` is triggered
+//! spinner.stop();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Key design decision: callbacks and the loop run on different threads. The rclrs executor
+//! spins on its own thread ([`ExecutorThread`]) and its subscription callbacks only store the
+//! latest target in a one-slot mailbox; [`RobotDriverRos::control_loop`] runs on the caller's
+//! thread on an absolute-deadline grid of the monotonic clock and never waits for a callback.
+//! The original instead did everything on one thread (`spin_some` twice per period), and its
+//! Python path held the interpreter lock while sleeping, which starved Gazebo's callback. A
+//! caller may hold no lock while the loop runs (Python releases the GIL around it), and
+//! nothing here is process-global, so several robots can share one executor and one
+//! gz-transport node, each with its own loop thread and its own errors.
+
+#![warn(missing_docs)]
+
+mod config;
+mod control_loop;
+mod error;
+mod executor_thread;
+mod messages;
+mod params;
+mod rate_limit;
+mod ros_log;
+mod schedule;
+mod server;
+
+pub use config::{RobotDriverRosConfiguration, StampSource};
+pub use control_loop::{LoopStatistics, RobotDriverRos};
+pub use error::BridgeError;
+pub use executor_thread::ExecutorThread;
+pub use params::{NodeParameters, ParameterError, DEFAULT_THREAD_SAMPLING_TIME_SEC};
+pub use ros_log::RosLogLayer;
+pub use schedule::DeadlineGrid;
+
+pub use sas_robot_driver_gazebo::{RobotDriverGazebo, ShutdownToken};

@@ -1,0 +1,136 @@
+//! `sas_robot_driver_ros_gazebo_node`: bridges one Gazebo robot to the SmartArmStack topic
+//! surface, until SIGINT/SIGTERM. Parameters come from `--ros-args` (params file, `-p`).
+//!
+//! Exit codes: 0 after a signal (also while waiting for Gazebo), 2 for a bad command line or
+//! parameter, 1 for any other failure.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bridge_node::{ExecutorThread, NodeParameters, RobotDriverRos, RosLogLayer};
+use clap::Parser;
+use rclrs::{Context, CreateBasicExecutor, InitOptions};
+use sas_robot_driver_gazebo::{RobotDriverGazebo, ShutdownToken};
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::Layer;
+
+/// The node's name unless remapped (`--ros-args -r __node:=ur3e_1`), as the original's.
+const NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
+
+/// Bridges one robot simulated in Gazebo to ROS 2: publishes <robot_name>/get/joint_states,
+/// get/joint_positions_min|max and forwards <robot_name>/set/target_joint_positions to
+/// Gazebo's joint position controllers.
+#[derive(Parser)]
+#[command(
+    version,
+    after_help = "Parameters (--ros-args --params-file FILE, or -p NAME:=VALUE):\n  \
+    joint_names                   string[]  mandatory\n  \
+    joint_positions_topic_prefix  string    mandatory\n  \
+    joint_states_topic            string    mandatory\n  \
+    robot_name                    string    mandatory\n  \
+    thread_sampling_time_sec      double    0.002\n  \
+    gz_msgs_prefix                string    gz.msgs. (Harmonic) | ignition.msgs. (Fortress)\n  \
+    gz_partition                  string    \"\" (GZ_PARTITION, then IGN_PARTITION)\n  \
+    joint_states_stamp            string    node_clock | gazebo\n  \
+    target_limit_policy           string    clamp | refuse\n  \
+    target_keepalive_sec          double    0.0 (send the target every period)\n  \
+    initialize_timeout_sec        double    0.0 (wait for Gazebo until stopped)\n\n\
+    Example:\n  sas_robot_driver_ros_gazebo_node --ros-args -r __node:=ur3e_1 \
+    --params-file config/config.yaml"
+)]
+struct Cli {}
+
+/// Why the node stops with a non-zero status.
+enum Failure {
+    /// Bad command line or parameters.
+    Usage,
+    /// Anything else.
+    Runtime,
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage) => ExitCode::from(2),
+        Err(Failure::Runtime) => ExitCode::from(1),
+    }
+}
+
+fn run() -> Result<(), Failure> {
+    let shutdown = ShutdownToken::new();
+    install_signal_handler(shutdown.clone())?;
+
+    let args: Vec<String> = std::env::args().collect();
+    let own_args = rclrs::extract_non_ros_args(args.clone()).map_err(|err| {
+        eprintln!("{NODE_NAME}: invalid ROS arguments: {err}");
+        Failure::Usage
+    })?;
+    Cli::parse_from(own_args);
+    let context = Context::new(args, InitOptions::new()).map_err(|err| {
+        eprintln!("{NODE_NAME}: cannot initialise ROS (check --ros-args): {err}");
+        Failure::Usage
+    })?;
+    let executor = context.create_basic_executor();
+    let node = executor.create_node(NODE_NAME).map_err(|err| {
+        eprintln!("{NODE_NAME}: cannot create the node: {err}");
+        Failure::Runtime
+    })?;
+    tracing_subscriber::registry()
+        .with(RosLogLayer::new(node.logger().clone()).with_filter(LevelFilter::DEBUG))
+        .init();
+
+    tracing::info!("::Loading parameters from parameter server.");
+    let parameters = NodeParameters::declare(&node).map_err(|err| {
+        tracing::error!("::Exception::{err}");
+        Failure::Usage
+    })?;
+    tracing::info!("::Parameters OK.");
+
+    let driver = RobotDriverGazebo::new(parameters.driver.clone(), None).map_err(|err| {
+        tracing::error!("::Exception::{err}");
+        Failure::Runtime
+    })?;
+    let bridge = RobotDriverRos::new(
+        &node,
+        Arc::new(driver),
+        parameters.ros.clone(),
+        shutdown.clone(),
+    )
+    .map_err(|err| {
+        tracing::error!("::Exception::{err}");
+        Failure::Runtime
+    })?;
+    let spinner = ExecutorThread::spawn(executor).map_err(|err| {
+        tracing::error!("::Exception::{err}");
+        Failure::Runtime
+    })?;
+
+    let outcome = bridge.control_loop();
+    for err in spinner.stop() {
+        tracing::error!("::The ROS executor reported: {err}");
+    }
+    outcome.map(drop).map_err(|err| {
+        tracing::error!("::Exception caught::{err}");
+        Failure::Runtime
+    })
+}
+
+/// SIGINT, SIGTERM (and SIGHUP) trigger `shutdown`: the loop ends within one period, or
+/// `initialize` stops waiting. A second signal while stopping exits at once.
+fn install_signal_handler(shutdown: ShutdownToken) -> Result<(), Failure> {
+    let signals = AtomicUsize::new(0);
+    ctrlc::set_handler(move || {
+        if signals.fetch_add(1, Ordering::SeqCst) > 0 {
+            eprintln!("{NODE_NAME}: second signal while stopping; exiting now.");
+            std::process::exit(1);
+        }
+        shutdown.trigger();
+    })
+    .map_err(|err| {
+        eprintln!("{NODE_NAME}: cannot install the SIGINT/SIGTERM handler: {err}");
+        Failure::Runtime
+    })
+}

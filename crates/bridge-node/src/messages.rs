@@ -1,0 +1,112 @@
+//! Every conversion between the driver's values and ROS messages, in one place.
+//!
+//! The loop publishes rmw-layer messages (the C structs rcl serialises) that it allocates once
+//! and refills in place every period: publishing one borrows it, so a period allocates nothing.
+
+use ros_env::builtin_interfaces::msg::rmw::Time;
+use ros_env::sensor_msgs::msg::rmw::JointState;
+use ros_env::std_msgs::msg::rmw::Float64MultiArray;
+use sas_robot_driver_gazebo::JointSnapshot;
+
+/// A ROS stamp for a time in nanoseconds since the clock's epoch. Times before the epoch are
+/// normalised to a negative `sec` and a `nanosec` in [0, 1e9); seconds beyond `i32` saturate.
+pub(crate) fn stamp_from_nanos(nanos: i128) -> Time {
+    const NANOS_PER_SEC: i128 = 1_000_000_000;
+    let sec = nanos.div_euclid(NANOS_PER_SEC);
+    let sec = sec.clamp(i32::MIN as i128, i32::MAX as i128) as i32;
+    Time {
+        sec,
+        nanosec: nanos.rem_euclid(NANOS_PER_SEC) as u32,
+    }
+}
+
+/// A `sensor_msgs/JointState` with the joint names filled once; [`fill`] writes one
+/// snapshot's positions, velocities and efforts.
+///
+/// [`fill`]: JointStateMessage::fill
+pub(crate) struct JointStateMessage {
+    pub message: JointState,
+}
+
+impl JointStateMessage {
+    pub fn new(joint_names: &[String]) -> Self {
+        let joint_count = joint_names.len();
+        let mut message = JointState::default();
+        message.name = joint_names
+            .iter()
+            .map(|name| name.as_str().into())
+            .collect();
+        message.position = rosidl_runtime_rs::Sequence::new(joint_count);
+        message.velocity = rosidl_runtime_rs::Sequence::new(joint_count);
+        message.effort = rosidl_runtime_rs::Sequence::new(joint_count);
+        JointStateMessage { message }
+    }
+
+    /// Copies `snapshot` (which must have the configured joint count) and the stamp in.
+    pub fn fill(&mut self, snapshot: &JointSnapshot, stamp: Time) {
+        self.message.header.stamp = stamp;
+        self.message
+            .position
+            .as_mut_slice()
+            .copy_from_slice(&snapshot.positions);
+        self.message
+            .velocity
+            .as_mut_slice()
+            .copy_from_slice(&snapshot.velocities);
+        self.message
+            .effort
+            .as_mut_slice()
+            .copy_from_slice(&snapshot.efforts);
+    }
+}
+
+/// A `std_msgs/Float64MultiArray` holding `values` (layout left empty, as the original).
+pub(crate) fn multi_array(values: &[f64]) -> Float64MultiArray {
+    let mut message = Float64MultiArray::default();
+    message.data = rosidl_runtime_rs::Sequence::from(values);
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_split_nanoseconds_and_normalise_negative_times() {
+        let t = stamp_from_nanos(1_700_000_000_123_456_789);
+        assert_eq!((t.sec, t.nanosec), (1_700_000_000, 123_456_789));
+        let t = stamp_from_nanos(-1);
+        assert_eq!((t.sec, t.nanosec), (-1, 999_999_999));
+        let t = stamp_from_nanos(i128::from(i64::MAX) * 4);
+        assert_eq!(t.sec, i32::MAX);
+    }
+
+    #[test]
+    fn a_joint_state_carries_names_once_and_each_snapshot_in_order() {
+        let names = ["a".to_string(), "b".to_string()];
+        let mut message = JointStateMessage::new(&names);
+        let mut snapshot = JointSnapshot::new(2);
+        snapshot.positions = vec![0.5, -1.5];
+        snapshot.velocities = vec![0.1, 0.2];
+        snapshot.efforts = vec![3.0, 4.0];
+        message.fill(&snapshot, stamp_from_nanos(2_500_000_000));
+        let m = &message.message;
+        let names: Vec<String> = m.name.iter().map(|n| n.to_string()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(m.position.as_slice(), [0.5, -1.5]);
+        assert_eq!(m.velocity.as_slice(), [0.1, 0.2]);
+        assert_eq!(m.effort.as_slice(), [3.0, 4.0]);
+        assert_eq!(
+            (m.header.stamp.sec, m.header.stamp.nanosec),
+            (2, 500_000_000)
+        );
+        assert_eq!(m.header.frame_id.to_string(), "");
+    }
+
+    #[test]
+    fn limits_keep_infinities() {
+        let message = multi_array(&[-1.0, f64::NEG_INFINITY]);
+        assert_eq!(message.data.as_slice(), [-1.0, f64::NEG_INFINITY]);
+        assert!(message.layout.dim.is_empty());
+    }
+}

@@ -1,0 +1,60 @@
+use std::time::{Duration, Instant};
+
+/// Lets a log line through at most once per interval and counts the ones held back. Owned by
+/// one thread (the loop), so it needs no lock.
+#[derive(Debug)]
+pub(crate) struct RateLimit {
+    interval: Duration,
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl RateLimit {
+    pub fn new(interval: Duration) -> Self {
+        RateLimit {
+            interval,
+            last: None,
+            suppressed: 0,
+        }
+    }
+
+    /// `Some(number held back since the last one)` if a line may be logged at `now`.
+    pub fn permit(&mut self, now: Instant) -> Option<u64> {
+        match self.last {
+            Some(last) if now.saturating_duration_since(last) < self.interval => {
+                self.suppressed += 1;
+                None
+            }
+            _ => {
+                self.last = Some(now);
+                Some(std::mem::take(&mut self.suppressed))
+            }
+        }
+    }
+}
+
+/// ` (N similar messages suppressed)`, or nothing when none were.
+pub(crate) fn suppressed_note(suppressed: u64) -> String {
+    if suppressed == 0 {
+        String::new()
+    } else {
+        format!(" ({suppressed} similar messages suppressed)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_interval_passes_and_reports_what_it_held_back() {
+        let mut limit = RateLimit::new(Duration::from_secs(1));
+        let t0 = Instant::now();
+        assert_eq!(limit.permit(t0), Some(0));
+        assert_eq!(limit.permit(t0 + Duration::from_millis(2)), None);
+        assert_eq!(limit.permit(t0 + Duration::from_millis(999)), None);
+        assert_eq!(limit.permit(t0 + Duration::from_secs(1)), Some(2));
+        assert_eq!(suppressed_note(2), " (2 similar messages suppressed)");
+        assert_eq!(suppressed_note(0), "");
+    }
+}

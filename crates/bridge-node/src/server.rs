@@ -1,0 +1,202 @@
+//! The topic surface under `<robot_name>/` (the original's `RobotDriverServer`): what exists,
+//! with which QoS, and what the callbacks do. Callbacks run on the executor's thread and only
+//! store or log; the control loop does everything else.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rclrs::{
+    IntoPrimitiveOptions, Node, NodeState, PrimitiveOptions, Publisher, Subscription, Timer,
+};
+use ros_env::sensor_msgs::msg::rmw::JointState;
+use ros_env::std_msgs::msg::rmw::{
+    Float64MultiArray as RmwFloat64MultiArray, Int32MultiArray as RmwInt32MultiArray,
+};
+use ros_env::std_msgs::msg::{Float64MultiArray, Int32MultiArray};
+
+use crate::BridgeError;
+
+/// How often the number of publishers on each `set/*` topic is checked.
+const EXCLUSIVITY_CHECK_PERIOD: Duration = Duration::from_secs(1);
+
+/// The latest target received and not yet taken by the loop. A newer message replaces an
+/// older one: only the latest target matters.
+#[derive(Default)]
+pub(crate) struct TargetMailbox {
+    latest: Mutex<Option<Vec<f64>>>,
+}
+
+impl TargetMailbox {
+    pub fn put(&self, target: Vec<f64>) {
+        *self.latest.lock() = Some(target);
+    }
+
+    pub fn take(&self) -> Option<Vec<f64>> {
+        self.latest.lock().take()
+    }
+}
+
+/// QoS of every topic of the surface: KeepLast(1), reliable, volatile (rclcpp's defaults with
+/// depth 1, as the original created them).
+fn depth_one(topic: &str) -> PrimitiveOptions<'_> {
+    topic.keep_last(1).reliable().volatile()
+}
+
+/// The publishers, the subscriptions that must stay alive, and the target mailbox.
+pub(crate) struct RobotDriverServer {
+    pub joint_states: Publisher<JointState>,
+    pub joint_positions_min: Publisher<RmwFloat64MultiArray>,
+    pub joint_positions_max: Publisher<RmwFloat64MultiArray>,
+    pub targets: Arc<TargetMailbox>,
+    _home_states: Publisher<RmwInt32MultiArray>,
+    _target_joint_positions: Subscription<Float64MultiArray>,
+    _target_joint_velocities: Subscription<Float64MultiArray>,
+    _target_joint_forces: Subscription<Float64MultiArray>,
+    _homing_signal: Subscription<Int32MultiArray>,
+    _clear_positions: Subscription<Int32MultiArray>,
+    _exclusivity_check: Timer,
+}
+
+impl RobotDriverServer {
+    /// Creates every topic under `<prefix>/`. Logs the original's
+    /// `::Initializing RobotDriverServer with prefix <prefix>`.
+    pub fn new(node: &Node, prefix: &str) -> Result<Self, BridgeError> {
+        tracing::info!("::Initializing RobotDriverServer with prefix {prefix}");
+        let topic = |suffix: &str| format!("{prefix}/{suffix}");
+        let targets = Arc::new(TargetMailbox::default());
+
+        let mailbox = targets.clone();
+        let target_joint_positions = subscribe(
+            node,
+            &topic("set/target_joint_positions"),
+            move |message: Float64MultiArray| mailbox.put(message.data),
+        )?;
+        let target_joint_velocities = subscribe(
+            node,
+            &topic("set/target_joint_velocities"),
+            ignored_once::<Float64MultiArray>(
+                "set/target_joint_velocities",
+                "velocity control is not supported by RobotDriverGazebo",
+            ),
+        )?;
+        let target_joint_forces = subscribe(
+            node,
+            &topic("set/target_joint_forces"),
+            ignored_once::<Float64MultiArray>(
+                "set/target_joint_forces",
+                "force control is not supported by RobotDriverGazebo",
+            ),
+        )?;
+        let homing_signal = subscribe(
+            node,
+            &topic("set/homing_signal"),
+            ignored_once::<Int32MultiArray>(
+                "set/homing_signal",
+                "homing is not supported by RobotDriverGazebo",
+            ),
+        )?;
+        let clear_positions = subscribe(
+            node,
+            &topic("set/clear_positions"),
+            ignored_once::<Int32MultiArray>(
+                "set/clear_positions",
+                "clearing positions is not supported by RobotDriverGazebo",
+            ),
+        )?;
+
+        let set_topics = [
+            target_joint_positions.topic_name(),
+            target_joint_velocities.topic_name(),
+            target_joint_forces.topic_name(),
+            homing_signal.topic_name(),
+            clear_positions.topic_name(),
+        ];
+        let exclusivity_check = node
+            .create_timer_repeating(
+                EXCLUSIVITY_CHECK_PERIOD,
+                exclusivity_check(Arc::downgrade(node), set_topics),
+            )
+            .map_err(|source| BridgeError::Topic {
+                kind: "exclusivity check timer",
+                topic: topic("set/*"),
+                source,
+            })?;
+
+        Ok(RobotDriverServer {
+            joint_states: advertise(node, &topic("get/joint_states"))?,
+            joint_positions_min: advertise(node, &topic("get/joint_positions_min"))?,
+            joint_positions_max: advertise(node, &topic("get/joint_positions_max"))?,
+            _home_states: advertise(node, &topic("get/home_states"))?,
+            targets,
+            _target_joint_positions: target_joint_positions,
+            _target_joint_velocities: target_joint_velocities,
+            _target_joint_forces: target_joint_forces,
+            _homing_signal: homing_signal,
+            _clear_positions: clear_positions,
+            _exclusivity_check: exclusivity_check,
+        })
+    }
+}
+
+fn advertise<T: rosidl_runtime_rs::Message>(
+    node: &Node,
+    topic: &str,
+) -> Result<Publisher<T>, BridgeError> {
+    node.create_publisher::<T>(depth_one(topic))
+        .map_err(|source| BridgeError::Topic {
+            kind: "publisher",
+            topic: topic.to_string(),
+            source,
+        })
+}
+
+fn subscribe<T: rosidl_runtime_rs::Message>(
+    node: &Node,
+    topic: &str,
+    callback: impl Fn(T) + Send + Sync + 'static,
+) -> Result<Subscription<T>, BridgeError> {
+    node.create_subscription::<T, _>(depth_one(topic), callback)
+        .map_err(|source| BridgeError::Topic {
+            kind: "subscription",
+            topic: topic.to_string(),
+            source,
+        })
+}
+
+/// A callback that accepts messages of an unsupported mode and says so once.
+fn ignored_once<T>(topic: &'static str, why: &'static str) -> impl Fn(T) + Send + Sync + 'static {
+    let logged = AtomicBool::new(false);
+    move |_: T| {
+        if !logged.swap(true, Ordering::Relaxed) {
+            tracing::warn!("::{topic}: {why}; messages are accepted and ignored (logged once).");
+        }
+    }
+}
+
+/// Logs when a `set/*` topic gets a second publisher, and when it is back to one. The
+/// original threw from the callback and so ended the driver; a second controller is a
+/// mistake worth a warning, not a reason to stop the robot.
+fn exclusivity_check(node: Weak<NodeState>, topics: [String; 5]) -> impl FnMut() + Send {
+    let mut crowded = [false; 5];
+    move || {
+        let Some(node) = node.upgrade() else {
+            return;
+        };
+        for (topic, crowded) in topics.iter().zip(crowded.iter_mut()) {
+            let Ok(publishers) = node.count_publishers(topic) else {
+                continue;
+            };
+            if publishers > 1 && !*crowded {
+                tracing::warn!(
+                    "::{topic} has {publishers} publishers; messages from all of them are \
+                     applied, the latest wins. Only one controller should command a robot."
+                );
+            } else if publishers <= 1 && *crowded {
+                tracing::info!("::{topic} has a single publisher again.");
+            }
+            *crowded = publishers > 1;
+        }
+    }
+}
