@@ -1,6 +1,7 @@
 //! Pure-Rust gz-transport: talks to Gazebo (Harmonic, `gz.msgs.*`) and Ignition Fortress
 //! (`ignition.msgs.*`) transport peers over the real wire protocol, version 10:
 //! UDP multicast discovery (239.255.0.7:10317) and ZeroMQ PUB/SUB with protobuf payloads.
+//! It knows nothing of ROS or Python.
 //!
 //! ```no_run
 //! use gz_transport::{msgs, Node};
@@ -16,6 +17,39 @@
 //! Callbacks run on the transport's own receive thread, never on a caller's thread, and never
 //! need Python's GIL. A subscription made before any publisher exists waits quietly; publishers
 //! that appear later, or restart, are connected to.
+//!
+//! # Design
+//!
+//! Each [`Node`] is its own discovery participant (own process and node UUID), so several
+//! nodes in one process find each other over loopback multicast exactly as separate processes
+//! do. A node runs two threads: *discovery* (UDP: handles datagrams as they arrive; every
+//! second sends HEARTBEAT, re-ADVERTISEs its topics and re-SUBSCRIBEs topics nobody serves;
+//! forgets peers silent for 3 s) and *receive* (owns the ZeroMQ SUB socket, which is not
+//! thread-safe, and takes connect/subscribe commands over an inproc socket). All knowledge sits
+//! in one state behind one mutex; after every change the node recomputes which publishers it
+//! wants data from, and sends NEW_CONNECTION / END_CONNECTION and connect / disconnect for what
+//! changed. C++ publishers only send to subscribers that announced themselves with
+//! NEW_CONNECTION, so this step is what makes them talk to us.
+//!
+//! Publishing locks the node's PUB socket and sends four frames; it never blocks (a slow
+//! subscriber loses messages beyond the high-water mark, as with gz-transport), so a callback
+//! may publish. Bad incoming datagrams and frames are dropped, counted in [`TransportStats`]
+//! and logged at debug level; they never panic or stop the node.
+//!
+//! # Environment
+//!
+//! Each variable is read under its Harmonic name first, then its Fortress name:
+//! `GZ_PARTITION`/`IGN_PARTITION` (default `hostname:username`), `GZ_IP`/`IGN_IP` (the
+//! interface to use and advertise; default: every multicast-capable interface, advertising the
+//! first non-loopback one — never `0.0.0.0`), `GZ_DISCOVERY_MULTICAST_IP`,
+//! `GZ_DISCOVERY_MSG_PORT`, `GZ_TRANSPORT_SNDHWM`, `GZ_TRANSPORT_RCVHWM` (and their `IGN_`
+//! forms). An invalid value is an [`Error::InvalidEnv`] naming the variable.
+//!
+//! # Not supported
+//!
+//! Services (DEALER/ROUTER), relays (`GZ_RELAY`), publisher throttling, and topic statistics
+//! (`GZ_TRANSPORT_TOPIC_STATISTICS=1` peers speak wire version 110; their datagrams are
+//! dropped and counted, as C++ peers without statistics do).
 
 mod config;
 mod core;

@@ -270,3 +270,12 @@ fn namespace_and_relative_topics() {
     let watcher = node(&p, MsgsPrefix::Gz);
     assert!(eventually(PATIENCE, || watcher.topic_list() == ["/abs", "/robot/cmd"]));
 }
+
+#[test]
+fn handles_can_be_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<gz_transport::Node>();
+    send_sync::<gz_transport::Publisher<Double>>();
+    send_sync::<gz_transport::RawPublisher>();
+    send_sync::<gz_transport::Subscription>();
+}

@@ -9,9 +9,10 @@ use crate::support::{
 };
 
 /// How many `ign topic -p` processes we start per value at most. Each publishes once, ~0.8 s
-/// after advertising, and that single message can be lost to any subscriber (C++ ones
-/// included) when the publisher exits before it is flushed; so we try again.
-const ATTEMPTS_PER_VALUE: usize = 6;
+/// after advertising, then exits; on loaded cores that single message is often lost. It is
+/// the publisher's loss, not the subscriber's: run side by side under load, `ign topic -e`
+/// and our subscriber missed exactly the same 7 of 12 publishers. So we try again.
+const ATTEMPTS_PER_VALUE: usize = 15;
 
 #[test]
 fn our_subscriber_receives_four_successive_ign_publishers() {
@@ -239,4 +240,55 @@ fn gz_topic_and_ign_topic_talk_both_ways() {
             .is_some()
     });
     assert!(got, "ign topic -e printed: {:?}", ign_echo.output());
+}
+
+#[test]
+fn discovery_group_and_port_overrides_are_honoured_on_both_sides() {
+    let p = partition("ports");
+    let port = (20000 + std::process::id() % 20000).to_string();
+    let group = "239.255.0.8";
+    let ours = [
+        ("GZ_DISCOVERY_MULTICAST_IP", group),
+        ("GZ_DISCOVERY_MSG_PORT", port.as_str()),
+    ];
+    let theirs = [
+        ("IGN_DISCOVERY_MULTICAST_IP", group),
+        ("IGN_DISCOVERY_MSG_PORT", port.as_str()),
+    ];
+    let mut ign_echo = ChildGuard::spawn_env(IGN_TOPIC, &["-e", "-t", "/moved"], &p, &theirs);
+    let mut default_echo =
+        ChildGuard::spawn(GZ_TOPIC, &["-e", "-t", "/moved", "-n", "1", "-d", "60"], &p);
+    assert!(default_echo
+        .wait_line(PATIENCE, |l| l.contains("subscribed to /moved"))
+        .is_some());
+    let _publisher = ChildGuard::spawn_env(
+        GZ_TOPIC,
+        &[
+            "-t",
+            "/moved",
+            "-m",
+            "ignition.msgs.Double",
+            "-p",
+            "data: 8.5",
+            "--rate",
+            "20",
+            "--wait",
+            "0",
+        ],
+        &p,
+        &ours,
+    );
+    for n in 0..20 {
+        assert!(
+            ign_echo.wait_line(PATIENCE, |l| l == "data: 8.5").is_some(),
+            "ign topic -e on the moved group/port received {n} messages: {:?}",
+            ign_echo.output()
+        );
+    }
+    // Meanwhile (a second of stream) the subscriber on the default group and port heard nothing.
+    assert!(
+        default_echo.wait_exit(Duration::ZERO).is_none(),
+        "still waiting for its message"
+    );
+    assert!(!default_echo.output().contains("data:"));
 }

@@ -81,8 +81,19 @@ pub struct ChildGuard {
 impl ChildGuard {
     /// Start `program` in `partition` (both GZ_ and IGN_ names) on loopback.
     pub fn spawn(program: &str, args: &[&str], partition: &str) -> ChildGuard {
+        Self::spawn_env(program, args, partition, &[])
+    }
+
+    /// [`spawn`](Self::spawn) with extra environment variables.
+    pub fn spawn_env(
+        program: &str,
+        args: &[&str],
+        partition: &str,
+        env: &[(&str, &str)],
+    ) -> ChildGuard {
         let mut child = Command::new(program)
             .args(args)
+            .envs(env.iter().copied())
             .env("GZ_PARTITION", partition)
             .env("IGN_PARTITION", partition)
             .env("GZ_IP", "127.0.0.1")
