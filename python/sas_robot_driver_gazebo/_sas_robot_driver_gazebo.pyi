@@ -1,0 +1,269 @@
+"""Type stubs of the compiled part of ``sas_robot_driver_gazebo``.
+
+Every method that can wait releases the GIL; no thread of the extension ever needs it.
+Errors: ``ValueError`` for bad input (configuration, targets, option values), ``RuntimeError``
+for calls the driver's state does not allow, transport failures and cancelled waits,
+``TimeoutError`` when ``initialize()`` times out. Messages follow the original C++ driver's.
+"""
+
+from collections.abc import Sequence
+from typing import Literal, TypedDict, final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "RobotDriverGazebo",
+    "RobotDriverGazeboConfiguration",
+    "RobotDriverROS",
+    "RobotDriverROSConfiguration",
+    "ShutdownSignaler",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+class JointStateSnapshot(TypedDict):
+    """The latest Gazebo message as cached (``RobotDriverGazebo.snapshot()``)."""
+
+    positions: FloatArray
+    velocities: FloatArray
+    efforts: FloatArray
+    sequence: int
+    """Messages received so far; 0 before the first one (values are then NaN)."""
+    sim_time_sec: float | None
+    """Gazebo's simulation time of the message, if it had a stamp."""
+    age_sec: float | None
+    """Seconds since the message reached the driver."""
+
+class LoopStatistics(TypedDict):
+    """What ``RobotDriverROS.control_loop()`` did."""
+
+    periods: int
+    overruns: int
+    """Deadlines skipped because a period ended after the next one."""
+    max_lateness_sec: float
+    """Largest delay between a deadline and the loop waking for it."""
+    targets_accepted: int
+    targets_refused: int
+
+@final
+class RobotDriverGazeboConfiguration:
+    """The configuration of a ``RobotDriverGazebo``. Fields can be given to the constructor or
+    set afterwards, as with the original's ``RobotDriverGazeboConfiguration()``; the driver
+    checks the whole configuration when it is built.
+    """
+
+    joint_names: list[str]
+    """Joints, in the order of every array the driver takes or returns."""
+    joint_positions_topic_prefix: str
+    """Command topic prefix: joint ``j`` is commanded on ``prefix + j + "/0/cmd_pos"``."""
+    joint_states_topic: str
+    """The JointStatePublisher's ``Model`` topic, used verbatim."""
+    msgs_prefix: Literal["gz.msgs.", "ignition.msgs."]
+    """Message type prefix of the Gazebo talked to (Harmonic / Fortress)."""
+    partition: str | None
+    """gz-transport partition; None takes GZ_PARTITION, then IGN_PARTITION."""
+    limit_policy: Literal["clamp", "refuse"]
+    """Targets outside the joint limits: stored clamped (with a warning), or refused."""
+    initialize_timeout_sec: float | None
+    """Seconds ``initialize()`` waits for every joint; None waits until cancelled."""
+    forward_keepalive_sec: float | None
+    """None: the control loop re-sends the target every period (as the original); a number:
+    only a changed target, and an unchanged one after this many seconds."""
+
+    def __init__(
+        self,
+        joint_names: Sequence[str] = ...,
+        joint_positions_topic_prefix: str = "",
+        joint_states_topic: str = "",
+        *,
+        msgs_prefix: Literal["gz.msgs.", "ignition.msgs."] = "gz.msgs.",
+        partition: str | None = None,
+        limit_policy: Literal["clamp", "refuse"] = "clamp",
+        initialize_timeout_sec: float | None = None,
+        forward_keepalive_sec: float | None = None,
+    ) -> None:
+        """Raises:
+        ValueError: an option value that is not allowed (the fields themselves are checked
+            when a driver is built).
+        """
+
+@final
+class ShutdownSignaler:
+    """A shutdown flag shared by whoever holds it (the original's ``sas_core.ShutdownSignaler``).
+    Once ``shutdown()`` is called, a waiting ``initialize()`` and a control loop given it stop.
+    """
+
+    def __init__(self) -> None: ...
+    def should_shutdown(self) -> bool:
+        """True once ``shutdown()`` was called."""
+
+    def shutdown(self) -> None:
+        """Asks everything watching this signaler to stop. Idempotent."""
+
+@final
+class RobotDriverGazebo:
+    """A robot simulated in Gazebo, seen through gz-transport: joint states in (cached on the
+    transport's own thread), position targets out (one JointPositionController topic per joint).
+
+    Lifecycle: ``connect()`` → ``initialize()`` → getters / targets → ``deinitialize()`` →
+    ``disconnect()``; every method is safe in every state (a call the state does not allow
+    raises RuntimeError).
+    """
+
+    def __init__(self, *args: ShutdownSignaler | RobotDriverGazeboConfiguration,
+                 configuration: RobotDriverGazeboConfiguration | None = None,
+                 shutdown_signaler: ShutdownSignaler | None = None) -> None:
+        """``RobotDriverGazebo(configuration)`` or, as the original,
+        ``RobotDriverGazebo(shutdown_signaler, configuration)``.
+
+        Raises:
+            TypeError: arguments of the wrong kind.
+            ValueError: an invalid configuration (e.g. ``RobotDriverGazebo: joint_names is
+                empty.``).
+        """
+
+    @property
+    def configuration(self) -> RobotDriverGazeboConfiguration:
+        """A copy of the configuration the driver was built with."""
+
+    def connect(self) -> None:
+        """Advertises the joint command topics and subscribes to the joint states. Needs no
+        running Gazebo. Does nothing if already connected.
+
+        Raises:
+            RuntimeError: a topic the transport refuses.
+        """
+
+    def initialize(self) -> None:
+        """Waits, with the GIL released, until every joint was seen with its limits, then
+        captures the limits. Does nothing if already initialized.
+
+        Raises:
+            RuntimeError: not connected; the shutdown signaler fired (``…shutdown while
+                waiting for joint states on [<topic>].``); ``disconnect()`` was called.
+            TimeoutError: ``initialize_timeout_sec`` passed; the message names the joints
+                still missing.
+            KeyboardInterrupt: Ctrl-C while waiting.
+        """
+
+    def deinitialize(self) -> None:
+        """Refuses getters and targets again; Gazebo keeps its last command."""
+
+    def disconnect(self) -> None:
+        """Unsubscribes and unadvertises; a waiting ``initialize()`` fails. Idempotent."""
+
+    def get_joint_positions(self) -> FloatArray:
+        """Latest joint positions (rad or m), 1-D float64 in ``joint_names`` order.
+
+        Raises:
+            RuntimeError: ``RobotDriverGazebo: joint positions not initialized.``
+        """
+
+    def get_joint_velocities(self) -> FloatArray:
+        """Latest joint velocities, 1-D float64.
+
+        Raises:
+            RuntimeError: ``RobotDriverGazebo: joint velocities not initialized.``
+        """
+
+    def get_joint_torques(self) -> FloatArray:
+        """Latest joint efforts (Gazebo's ``axis1.force``), 1-D float64.
+
+        Raises:
+            RuntimeError: ``RobotDriverGazebo: joint torques not initialized.``
+        """
+
+    def get_joint_limits(self) -> tuple[FloatArray, FloatArray]:
+        """``(lower, upper)`` limits captured by ``initialize()``; ±inf for unbounded joints.
+
+        Raises:
+            RuntimeError: ``RobotDriverGazebo: joint limits not initialized.``
+        """
+
+    def snapshot(self) -> JointStateSnapshot:
+        """The latest Gazebo message as cached, in any state, with its age."""
+
+    def set_target_joint_positions(
+        self, target_joint_positions_rad: npt.ArrayLike
+    ) -> None:
+        """Checks the target and sends it to Gazebo at once; a running control loop keeps
+        re-sending it. Accepts a numpy array or any sequence of numbers.
+
+        Raises:
+            ValueError: not a 1-D sequence of numbers; wrong length (``…expected 6 values,
+                got 5.``); a NaN or infinite value; a value outside the limits under
+                ``limit_policy="refuse"``. The previous target stays in force.
+            RuntimeError: not initialized.
+        """
+
+@final
+class RobotDriverROSConfiguration:
+    """The ROS side's configuration (the original's ``RobotDriverROSConfiguration``)."""
+
+    robot_driver_provider_prefix: str
+    """Prefix of every topic: ``<prefix>/get/joint_states``, … (the robot name)."""
+    thread_sampling_time_sec: float
+    """Period of the control loop in seconds (0.002: 500 Hz)."""
+    joint_states_stamp: Literal["node_clock", "gazebo"]
+    """Stamp of ``get/joint_states``: publication time (as the original) or Gazebo's
+    simulation time of the state."""
+
+    def __init__(
+        self,
+        robot_driver_provider_prefix: str = "",
+        thread_sampling_time_sec: float = 0.002,
+        *,
+        joint_states_stamp: Literal["node_clock", "gazebo"] = "node_clock",
+    ) -> None:
+        """Raises:
+        ValueError: a period that is not a positive number of seconds; an unknown stamp.
+        """
+
+@final
+class RobotDriverROS:
+    """The original's ``RobotDriverROS``: the SmartArmStack topic surface of one robot
+    (``<prefix>/get/joint_states``, ``get/joint_positions_min|max``, ``get/home_states``,
+    ``set/target_joint_positions``, …), created at once on an rclrs node that lives inside
+    the extension (its own ROS context, so rclpy can run beside it), and the control loop
+    that serves it.
+    """
+
+    def __init__(
+        self,
+        driver: RobotDriverGazebo,
+        configuration: RobotDriverROSConfiguration,
+        shutdown_signaler: ShutdownSignaler | None = None,
+        *,
+        node_name: str = "sas_robot_driver_ros_gazebo",
+        args: Sequence[str] | None = None,
+    ) -> None:
+        """Creates the ROS context from ``args`` (default ``sys.argv``; ``--ros-args`` applies,
+        e.g. ``-r __node:=ur3e_1``), the node and its topics.
+
+        Raises:
+            ValueError: invalid ``--ros-args``; an empty or invalid prefix.
+            RuntimeError: the node could not be created.
+        """
+
+    @property
+    def node_name(self) -> str:
+        """The node's fully qualified name after remapping, e.g. ``"/ur3e_1"``."""
+
+    def control_loop(self) -> LoopStatistics:
+        """Connects and initializes the driver, then every period forwards the latest target
+        to Gazebo and publishes the joint states and limits, until ``shutdown()`` (from any
+        thread), the shutdown signaler, or SIGINT/SIGTERM (when called on the main thread;
+        SIGTERM only while Python leaves it at its default). Always deinitializes and
+        disconnects the driver before returning. The GIL is released throughout.
+
+        Raises:
+            RuntimeError: already running; ``connect()`` failed.
+            TimeoutError: ``initialize_timeout_sec`` passed without every joint seen.
+        """
+
+    def shutdown(self) -> None:
+        """Ends a running ``control_loop()`` within one period. Permanent."""
+
+    def should_shutdown(self) -> bool:
+        """True once the loop was asked to stop."""

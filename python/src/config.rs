@@ -1,0 +1,220 @@
+//! `RobotDriverGazeboConfiguration`: the original's three fields plus our options, held as
+//! the core's configuration so there is one set of rules (checked when a driver is built).
+
+use std::time::Duration;
+
+use gz_transport::MsgsPrefix;
+use pyo3::prelude::*;
+use sas_robot_driver_gazebo::{ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration as Core};
+
+use crate::errors::{Error, Result};
+
+/// The configuration of a `RobotDriverGazebo`. Every field can be given to the constructor
+/// or set afterwards, as with the original's `RobotDriverGazeboConfiguration()`; the driver
+/// checks the whole configuration when it is built.
+#[pyclass(
+    module = "sas_robot_driver_gazebo",
+    name = "RobotDriverGazeboConfiguration",
+    eq
+)]
+#[derive(Clone, PartialEq)]
+pub(crate) struct Configuration {
+    pub(crate) inner: Core,
+}
+
+const CLAMP: &str = "clamp";
+const REFUSE: &str = "refuse";
+
+fn positive_seconds(field: &str, seconds: Option<f64>) -> Result<Option<Duration>> {
+    seconds
+        .map(|seconds| {
+            Duration::try_from_secs_f64(seconds)
+                .ok()
+                .filter(|duration| !duration.is_zero())
+                .ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "RobotDriverGazeboConfiguration: {field} must be a positive number of \
+                         seconds or None, got {seconds}."
+                    ))
+                })
+        })
+        .transpose()
+}
+
+#[pymethods]
+impl Configuration {
+    #[new]
+    #[pyo3(signature = (
+        joint_names = Vec::new(),
+        joint_positions_topic_prefix = String::new(),
+        joint_states_topic = String::new(),
+        *,
+        msgs_prefix = "gz.msgs.",
+        partition = None,
+        limit_policy = CLAMP,
+        initialize_timeout_sec = None,
+        forward_keepalive_sec = None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        joint_names: Vec<String>,
+        joint_positions_topic_prefix: String,
+        joint_states_topic: String,
+        msgs_prefix: &str,
+        partition: Option<String>,
+        limit_policy: &str,
+        initialize_timeout_sec: Option<f64>,
+        forward_keepalive_sec: Option<f64>,
+    ) -> Result<Self> {
+        let mut configuration = Configuration {
+            inner: Core::new(
+                joint_names,
+                joint_positions_topic_prefix,
+                joint_states_topic,
+            ),
+        };
+        configuration.set_msgs_prefix(msgs_prefix)?;
+        configuration.set_partition(partition);
+        configuration.set_limit_policy(limit_policy)?;
+        configuration.set_initialize_timeout_sec(initialize_timeout_sec)?;
+        configuration.set_forward_keepalive_sec(forward_keepalive_sec)?;
+        Ok(configuration)
+    }
+
+    /// Joints, in the order of every array the driver takes or returns.
+    #[getter]
+    fn joint_names(&self) -> Vec<String> {
+        self.inner.joint_names.clone()
+    }
+
+    #[setter]
+    fn set_joint_names(&mut self, joint_names: Vec<String>) {
+        self.inner.joint_names = joint_names;
+    }
+
+    /// Command topic prefix: joint `j` is commanded on `prefix + j + "/0/cmd_pos"`.
+    #[getter]
+    fn joint_positions_topic_prefix(&self) -> String {
+        self.inner.joint_positions_topic_prefix.clone()
+    }
+
+    #[setter]
+    fn set_joint_positions_topic_prefix(&mut self, prefix: String) {
+        self.inner.joint_positions_topic_prefix = prefix;
+    }
+
+    /// The JointStatePublisher's `Model` topic, used verbatim.
+    #[getter]
+    fn joint_states_topic(&self) -> String {
+        self.inner.joint_states_topic.clone()
+    }
+
+    #[setter]
+    fn set_joint_states_topic(&mut self, topic: String) {
+        self.inner.joint_states_topic = topic;
+    }
+
+    /// Message type prefix of the Gazebo talked to: "gz.msgs." or "ignition.msgs.".
+    #[getter]
+    fn msgs_prefix(&self) -> &'static str {
+        self.inner.msgs_prefix.as_str()
+    }
+
+    #[setter]
+    fn set_msgs_prefix(&mut self, prefix: &str) -> Result<()> {
+        self.inner.msgs_prefix = prefix.parse().map_err(|_| {
+            Error::invalid_argument(format!(
+                "RobotDriverGazeboConfiguration: msgs_prefix must be {:?} or {:?}, got {prefix:?}.",
+                MsgsPrefix::Gz.as_str(),
+                MsgsPrefix::Ignition.as_str()
+            ))
+        })?;
+        Ok(())
+    }
+
+    /// gz-transport partition; None takes GZ_PARTITION / IGN_PARTITION.
+    #[getter]
+    fn partition(&self) -> Option<String> {
+        self.inner.partition.clone()
+    }
+
+    #[setter]
+    fn set_partition(&mut self, partition: Option<String>) {
+        self.inner.partition = partition;
+    }
+
+    /// "clamp" (store out-of-limit targets clamped, with a warning) or "refuse" (raise
+    /// ValueError, the previous target stays in force).
+    #[getter]
+    fn limit_policy(&self) -> &'static str {
+        match self.inner.limit_policy {
+            LimitPolicy::Clamp => CLAMP,
+            LimitPolicy::Refuse => REFUSE,
+        }
+    }
+
+    #[setter]
+    fn set_limit_policy(&mut self, policy: &str) -> Result<()> {
+        self.inner.limit_policy = match policy {
+            CLAMP => LimitPolicy::Clamp,
+            REFUSE => LimitPolicy::Refuse,
+            _ => {
+                return Err(Error::invalid_argument(format!(
+                    "RobotDriverGazeboConfiguration: limit_policy must be {CLAMP:?} or \
+                     {REFUSE:?}, got {policy:?}."
+                )))
+            }
+        };
+        Ok(())
+    }
+
+    /// Seconds `initialize()` waits for every joint before raising TimeoutError; None waits
+    /// until cancelled, as the original did.
+    #[getter]
+    fn initialize_timeout_sec(&self) -> Option<f64> {
+        self.inner.initialize_timeout.map(|t| t.as_secs_f64())
+    }
+
+    #[setter]
+    fn set_initialize_timeout_sec(&mut self, seconds: Option<f64>) -> Result<()> {
+        self.inner.initialize_timeout = positive_seconds("initialize_timeout_sec", seconds)?;
+        Ok(())
+    }
+
+    /// None: the control loop re-sends the target every period, as the original did. A
+    /// number: it sends only a changed target, and re-sends an unchanged one after this many
+    /// seconds.
+    #[getter]
+    fn forward_keepalive_sec(&self) -> Option<f64> {
+        match self.inner.forward_mode {
+            ForwardMode::EveryPeriod => None,
+            ForwardMode::OnChangeWithKeepalive(keepalive) => Some(keepalive.as_secs_f64()),
+        }
+    }
+
+    #[setter]
+    fn set_forward_keepalive_sec(&mut self, seconds: Option<f64>) -> Result<()> {
+        self.inner.forward_mode = positive_seconds("forward_keepalive_sec", seconds)?
+            .map_or(ForwardMode::EveryPeriod, ForwardMode::OnChangeWithKeepalive);
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        let text =
+            |value: &Option<String>| value.as_ref().map_or("None".into(), |v| format!("{v:?}"));
+        let seconds = |value: Option<f64>| value.map_or("None".into(), |v| v.to_string());
+        format!(
+            "RobotDriverGazeboConfiguration(joint_names={:?}, joint_positions_topic_prefix={:?}, \
+             joint_states_topic={:?}, msgs_prefix={:?}, partition={}, limit_policy={:?}, \
+             initialize_timeout_sec={}, forward_keepalive_sec={})",
+            self.inner.joint_names,
+            self.inner.joint_positions_topic_prefix,
+            self.inner.joint_states_topic,
+            self.msgs_prefix(),
+            text(&self.inner.partition),
+            self.limit_policy(),
+            seconds(self.initialize_timeout_sec()),
+            seconds(self.forward_keepalive_sec()),
+        )
+    }
+}

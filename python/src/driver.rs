@@ -1,0 +1,267 @@
+//! `RobotDriverGazebo` and `ShutdownSignaler`: the driver core behind a Python surface
+//! compatible with the original binding. Joint states keep flowing into the core's cache on
+//! the transport's thread, which never takes the GIL; every call here releases it.
+
+use std::sync::Arc;
+
+use numpy::{AllowTypeChange, PyArray1, PyArrayLikeDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use sas_robot_driver_gazebo::{RobotDriverGazebo as Core, ShutdownToken};
+
+use crate::config::Configuration;
+use crate::errors::{Error, Result};
+use crate::gil::{released, released_interruptible, Interruption};
+
+/// A shutdown flag shared by whoever holds it (the original's `sas_core.ShutdownSignaler`).
+/// Once `shutdown()` is called, a waiting `initialize()` and a running control loop given
+/// this signaler stop.
+#[pyclass(module = "sas_robot_driver_gazebo", name = "ShutdownSignaler", frozen)]
+pub(crate) struct ShutdownSignaler {
+    pub(crate) token: ShutdownToken,
+}
+
+#[pymethods]
+impl ShutdownSignaler {
+    #[new]
+    fn new() -> Self {
+        ShutdownSignaler {
+            token: ShutdownToken::new(),
+        }
+    }
+
+    /// True once `shutdown()` was called.
+    fn should_shutdown(&self) -> bool {
+        self.token.is_triggered()
+    }
+
+    /// Asks everything watching this signaler to stop. Idempotent.
+    fn shutdown(&self) {
+        self.token.trigger();
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ShutdownSignaler(should_shutdown={})",
+            self.should_shutdown()
+        )
+    }
+}
+
+/// A robot simulated in Gazebo, seen through gz-transport.
+#[pyclass(module = "sas_robot_driver_gazebo", name = "RobotDriverGazebo", frozen)]
+pub(crate) struct RobotDriverGazebo {
+    pub(crate) core: Arc<Core>,
+    /// The signaler given at construction (or a private one): it cancels `initialize()`.
+    pub(crate) shutdown: ShutdownToken,
+}
+
+fn arg_type_error(position: &str, expected: &str, got: &Bound<'_, PyAny>) -> PyErr {
+    let type_name = got
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".to_string(), |n| n.to_string());
+    PyTypeError::new_err(format!(
+        "RobotDriverGazebo(): {position} must be a {expected}, got {type_name}."
+    ))
+}
+
+fn f64_array<'py>(py: Python<'py>, values: Vec<f64>) -> Bound<'py, PyArray1<f64>> {
+    PyArray1::from_vec(py, values)
+}
+
+#[pymethods]
+impl RobotDriverGazebo {
+    /// `RobotDriverGazebo(configuration)`, or `RobotDriverGazebo(shutdown_signaler,
+    /// configuration)` as the original was called.
+    #[new]
+    #[pyo3(signature = (*args, configuration = None, shutdown_signaler = None))]
+    fn new(
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        configuration: Option<&Bound<'_, PyAny>>,
+        shutdown_signaler: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let (signaler, configuration) = match (args.len(), configuration, shutdown_signaler) {
+            (1, None, signaler) => (signaler.cloned(), args.get_item(0)?),
+            (2, None, None) => (Some(args.get_item(0)?), args.get_item(1)?),
+            (0, Some(configuration), signaler) => (signaler.cloned(), configuration.clone()),
+            (0, None, _) => {
+                return Err(PyTypeError::new_err(
+                    "RobotDriverGazebo(): missing the configuration \
+                     (RobotDriverGazebo(configuration) or \
+                     RobotDriverGazebo(shutdown_signaler, configuration)).",
+                ))
+            }
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "RobotDriverGazebo(): expected (configuration) or \
+                     (shutdown_signaler, configuration).",
+                ))
+            }
+        };
+        let configuration = configuration
+            .cast::<Configuration>()
+            .map_err(|_| {
+                arg_type_error(
+                    "configuration",
+                    "RobotDriverGazeboConfiguration",
+                    &configuration,
+                )
+            })?
+            .borrow()
+            .inner
+            .clone();
+        let shutdown = match signaler {
+            Some(signaler) => signaler
+                .cast::<ShutdownSignaler>()
+                .map_err(|_| arg_type_error("shutdown_signaler", "ShutdownSignaler", &signaler))?
+                .get()
+                .token
+                .clone(),
+            None => ShutdownToken::new(),
+        };
+        let core = released(py, || Core::new(configuration, None)).map_err(Error::from)?;
+        Ok(RobotDriverGazebo {
+            core: Arc::new(core),
+            shutdown,
+        })
+    }
+
+    /// A copy of the configuration the driver was built with.
+    #[getter]
+    fn configuration(&self) -> Configuration {
+        Configuration {
+            inner: self.core.configuration().clone(),
+        }
+    }
+
+    /// Advertises the joint command topics and subscribes to the joint states. Needs no
+    /// running Gazebo. Does nothing if already connected.
+    fn connect(&self, py: Python<'_>) -> Result<()> {
+        Ok(released(py, || self.core.connect())?)
+    }
+
+    /// Waits until every joint has been seen with its limits, then captures the limits.
+    /// Returns early with RuntimeError if the shutdown signaler fires or `disconnect()` is
+    /// called meanwhile, with TimeoutError after `initialize_timeout_sec`; Ctrl-C raises
+    /// KeyboardInterrupt. The GIL is released while waiting.
+    fn initialize(&self, py: Python<'_>) -> Result<()> {
+        let cancel = ShutdownToken::new();
+        let core = &self.core;
+        let (result, interruption) =
+            released_interruptible(py, &cancel, Some(&self.shutdown), || {
+                core.initialize_with(&cancel)
+            });
+        match interruption {
+            Interruption::Raised(raised) => Err(raised.into()),
+            Interruption::None => Ok(result?),
+        }
+    }
+
+    /// Refuses getters and targets again (Gazebo keeps its last command). Safe in any state.
+    fn deinitialize(&self, py: Python<'_>) {
+        released(py, || self.core.deinitialize());
+    }
+
+    /// Unsubscribes and unadvertises; a waiting `initialize()` fails. Safe in any state.
+    fn disconnect(&self, py: Python<'_>) {
+        released(py, || self.core.disconnect());
+    }
+
+    /// Latest joint positions (rad or m), float64, in `joint_names` order.
+    fn get_joint_positions<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
+        Ok(f64_array(
+            py,
+            released(py, || self.core.get_joint_positions())?,
+        ))
+    }
+
+    /// Latest joint velocities, float64, in `joint_names` order.
+    fn get_joint_velocities<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
+        Ok(f64_array(
+            py,
+            released(py, || self.core.get_joint_velocities())?,
+        ))
+    }
+
+    /// Latest joint efforts (Gazebo's `axis1.force`), float64, in `joint_names` order.
+    fn get_joint_torques<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
+        Ok(f64_array(
+            py,
+            released(py, || self.core.get_joint_torques())?,
+        ))
+    }
+
+    /// `(lower, upper)` limits captured by `initialize()`; ±inf for unbounded joints.
+    #[allow(clippy::type_complexity)]
+    fn get_joint_limits<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Result<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+        let (lower, upper) = released(py, || self.core.get_joint_limits())?;
+        Ok((f64_array(py, lower), f64_array(py, upper)))
+    }
+
+    /// The latest Gazebo message as cached, in any state (before the first message: NaN
+    /// values, `sequence` 0, `sim_time_sec` and `age_sec` None): positions, velocities and
+    /// efforts of one message together, its simulation time, how long ago it arrived, and
+    /// how many messages arrived so far.
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (snapshot, age) = released(py, || {
+            let snapshot = self.core.snapshot();
+            let age = snapshot.age();
+            (snapshot, age)
+        });
+        let dict = PyDict::new(py);
+        dict.set_item("positions", f64_array(py, snapshot.positions))?;
+        dict.set_item("velocities", f64_array(py, snapshot.velocities))?;
+        dict.set_item("efforts", f64_array(py, snapshot.efforts))?;
+        dict.set_item("sequence", snapshot.sequence)?;
+        dict.set_item(
+            "sim_time_sec",
+            snapshot
+                .sim_time
+                .map(|t| t.sec as f64 + f64::from(t.nsec) * 1e-9),
+        )?;
+        dict.set_item("age_sec", age.map(|age| age.as_secs_f64()))?;
+        Ok(dict)
+    }
+
+    /// Checks the target (length, finite values, limits under `limit_policy`) and sends it
+    /// to Gazebo at once; a running control loop keeps re-sending it.
+    fn set_target_joint_positions(
+        &self,
+        py: Python<'_>,
+        target_joint_positions_rad: &Bound<'_, PyAny>,
+    ) -> Result<()> {
+        let expected = "RobotDriverGazebo::set_target_joint_positions: expected a 1-D sequence \
+                        of numbers";
+        let target = target_joint_positions_rad
+            .extract::<PyArrayLikeDyn<'_, f64, AllowTypeChange>>()
+            .map_err(|reason| Error::invalid_argument(format!("{expected}: {}", reason.value(py))))?;
+        if target.ndim() != 1 {
+            return Err(Error::invalid_argument(format!(
+                "{expected}, got {} dimensions.",
+                target.ndim()
+            )));
+        }
+        let values = target.as_array().iter().copied().collect::<Vec<f64>>();
+        released(py, || {
+            self.core.set_target_joint_positions(&values)?;
+            self.core.forward_targets()
+        })?;
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        let configuration = self.core.configuration();
+        format!(
+            "RobotDriverGazebo(joint_names={:?}, joint_states_topic={:?}, state={:?})",
+            configuration.joint_names,
+            configuration.joint_states_topic,
+            self.core.state()
+        )
+    }
+}

@@ -1,0 +1,46 @@
+//! The Python module `sas_robot_driver_gazebo` (compiled part:
+//! `sas_robot_driver_gazebo._sas_robot_driver_gazebo`): the Gazebo robot driver core and,
+//! with the `ros` feature, the ROS 2 control loop, exposed with the surface of the original
+//! SmartArmStack binding.
+//!
+//! Key design decision: no Rust thread ever needs the GIL, and every call that can wait
+//! releases it (one helper, `gil.rs`). The original's control loop held the GIL while it
+//! slept, so Python callbacks starved and joint states arrived seconds late; here Python can
+//! do anything meanwhile and the loop keeps its rate. Errors become Python exceptions in one
+//! place (`errors.rs`).
+
+mod config;
+mod driver;
+mod errors;
+mod gil;
+#[cfg(feature = "ros")]
+mod ros;
+
+use std::io::IsTerminal;
+
+use pyo3::prelude::*;
+use tracing_subscriber::EnvFilter;
+
+/// Log filter variable; `info` by default. Logs go to stderr, written by Rust without the GIL.
+const LOG_FILTER_VARIABLE: &str = "SAS_ROBOT_DRIVER_GAZEBO_LOG";
+
+#[pymodule]
+fn _sas_robot_driver_gazebo(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Another extension may have installed a subscriber first; then logs go there.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env(LOG_FILTER_VARIABLE).unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+    module.add_class::<config::Configuration>()?;
+    module.add_class::<driver::RobotDriverGazebo>()?;
+    module.add_class::<driver::ShutdownSignaler>()?;
+    #[cfg(feature = "ros")]
+    {
+        module.add_class::<ros::RosConfiguration>()?;
+        module.add_class::<ros::RobotDriverRos>()?;
+    }
+    Ok(())
+}

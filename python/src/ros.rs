@@ -1,0 +1,281 @@
+//! `RobotDriverROS` and `RobotDriverROSConfiguration`: the node's control loop (crates/
+//! bridge-node) run from Python. rclrs lives inside the extension with its own context,
+//! initialised from the arguments given (`--ros-args …`), so it coexists with rclpy in the
+//! same process; the loop runs with the GIL released from start to end.
+
+use std::time::Duration;
+
+use bridge_node::{
+    ExecutorThread, LoopStatistics, RobotDriverRos as Core,
+    RobotDriverRosConfiguration as CoreConfiguration, StampSource,
+};
+use parking_lot::Mutex;
+use pyo3::exceptions::PyKeyboardInterrupt;
+use pyo3::prelude::*;
+use pyo3::types::{PyCFunction, PyDict, PyTuple};
+use rclrs::{Context, CreateBasicExecutor, InitOptions, Node};
+use sas_robot_driver_gazebo::ShutdownToken;
+
+use crate::driver::{RobotDriverGazebo, ShutdownSignaler};
+use crate::errors::{Error, Result};
+use crate::gil::{released, released_interruptible, Interruption};
+
+/// The node's name unless remapped (`--ros-args -r __node:=ur3e_1`), as the C++ node's.
+const DEFAULT_NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
+const NODE_CLOCK: &str = "node_clock";
+const GAZEBO: &str = "gazebo";
+
+/// The ROS side's configuration (the original's `RobotDriverROSConfiguration`).
+#[pyclass(
+    module = "sas_robot_driver_gazebo",
+    name = "RobotDriverROSConfiguration",
+    eq
+)]
+#[derive(Clone, PartialEq)]
+pub(crate) struct RosConfiguration {
+    inner: CoreConfiguration,
+}
+
+#[pymethods]
+impl RosConfiguration {
+    #[new]
+    #[pyo3(signature = (
+        robot_driver_provider_prefix = String::new(),
+        thread_sampling_time_sec = bridge_node::DEFAULT_THREAD_SAMPLING_TIME_SEC,
+        *,
+        joint_states_stamp = NODE_CLOCK,
+    ))]
+    fn new(
+        robot_driver_provider_prefix: String,
+        thread_sampling_time_sec: f64,
+        joint_states_stamp: &str,
+    ) -> Result<Self> {
+        let mut configuration = RosConfiguration {
+            inner: CoreConfiguration::new(robot_driver_provider_prefix),
+        };
+        configuration.set_thread_sampling_time_sec(thread_sampling_time_sec)?;
+        configuration.set_joint_states_stamp(joint_states_stamp)?;
+        Ok(configuration)
+    }
+
+    /// Prefix of every topic: `<prefix>/get/joint_states`, … (the robot name).
+    #[getter]
+    fn robot_driver_provider_prefix(&self) -> String {
+        self.inner.robot_name.clone()
+    }
+
+    #[setter]
+    fn set_robot_driver_provider_prefix(&mut self, prefix: String) {
+        self.inner.robot_name = prefix;
+    }
+
+    /// Period of the control loop in seconds (0.002: 500 Hz).
+    #[getter]
+    fn thread_sampling_time_sec(&self) -> f64 {
+        self.inner.thread_sampling_time.as_secs_f64()
+    }
+
+    #[setter]
+    fn set_thread_sampling_time_sec(&mut self, seconds: f64) -> Result<()> {
+        self.inner.thread_sampling_time = Duration::try_from_secs_f64(seconds)
+            .ok()
+            .filter(|period| !period.is_zero())
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "RobotDriverROSConfiguration: thread_sampling_time_sec must be a positive \
+                     number of seconds, got {seconds}."
+                ))
+            })?;
+        Ok(())
+    }
+
+    /// Stamp of `get/joint_states`: "node_clock" (publication time, as the original) or
+    /// "gazebo" (simulation time of the Gazebo message the state came from).
+    #[getter]
+    fn joint_states_stamp(&self) -> &'static str {
+        match self.inner.stamp_source {
+            StampSource::NodeClock => NODE_CLOCK,
+            StampSource::Gazebo => GAZEBO,
+        }
+    }
+
+    #[setter]
+    fn set_joint_states_stamp(&mut self, stamp: &str) -> Result<()> {
+        self.inner.stamp_source = stamp.parse().map_err(|_| {
+            Error::invalid_argument(format!(
+                "RobotDriverROSConfiguration: joint_states_stamp must be {NODE_CLOCK:?} or \
+                 {GAZEBO:?}, got {stamp:?}."
+            ))
+        })?;
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "RobotDriverROSConfiguration(robot_driver_provider_prefix={:?}, \
+             thread_sampling_time_sec={}, joint_states_stamp={:?})",
+            self.inner.robot_name,
+            self.thread_sampling_time_sec(),
+            self.joint_states_stamp()
+        )
+    }
+}
+
+/// The original's `RobotDriverROS`: the topic surface of one robot (created at once) and the
+/// control loop that serves it.
+#[pyclass(module = "sas_robot_driver_gazebo", name = "RobotDriverROS", frozen)]
+pub(crate) struct RobotDriverRos {
+    /// Spins the node's subscriptions from construction on; stopped (and joined) first on
+    /// drop, before the topics and the node go.
+    executor: Mutex<Option<ExecutorThread>>,
+    core: Core,
+    node: Node,
+    /// The bridge's shutdown token: `shutdown()`, the signaler given, SIGINT/SIGTERM.
+    stop: ShutdownToken,
+}
+
+#[pymethods]
+impl RobotDriverRos {
+    #[new]
+    #[pyo3(signature = (driver, configuration, shutdown_signaler = None, *, node_name = DEFAULT_NODE_NAME.to_string(), args = None))]
+    fn new(
+        py: Python<'_>,
+        driver: &Bound<'_, RobotDriverGazebo>,
+        configuration: &Bound<'_, RosConfiguration>,
+        shutdown_signaler: Option<&Bound<'_, ShutdownSignaler>>,
+        node_name: String,
+        args: Option<Vec<String>>,
+    ) -> Result<Self> {
+        let args = match args {
+            Some(args) => args,
+            None => py.import("sys")?.getattr("argv")?.extract()?,
+        };
+        let driver = driver.get().core.clone();
+        let configuration = configuration.borrow().inner.clone();
+        let stop = shutdown_signaler.map_or_else(ShutdownToken::new, |s| s.get().token.clone());
+        let bridge_stop = stop.clone();
+        released(py, move || {
+            let context = Context::new(args, InitOptions::new())
+                .map_err(|source| Error::RosInit { source })?;
+            let executor = context.create_basic_executor();
+            let node =
+                executor
+                    .create_node(node_name.as_str())
+                    .map_err(|source| Error::RosNode {
+                        name: node_name.clone(),
+                        source,
+                    })?;
+            let core = Core::new(&node, driver, configuration, bridge_stop)?;
+            let executor = ExecutorThread::spawn(executor)?;
+            Ok(RobotDriverRos {
+                executor: Mutex::new(Some(executor)),
+                core,
+                node,
+                stop,
+            })
+        })
+    }
+
+    /// The node's fully qualified name (after `--ros-args` remapping), e.g. "/ur3e_1".
+    #[getter]
+    fn node_name(&self) -> String {
+        self.node.fully_qualified_name()
+    }
+
+    /// Connects and initializes the driver, then publishes the joint states and forwards the
+    /// targets every period until `shutdown()` (from any thread), the shutdown signaler,
+    /// SIGINT or SIGTERM (when called from the main thread); always deinitializes and
+    /// disconnects the driver before returning. Returns the loop's statistics. The GIL is
+    /// released throughout.
+    fn control_loop<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
+        let sigterm = SigtermGuard::install(py, &self.stop)?;
+        let (outcome, interruption) =
+            released_interruptible(py, &self.stop, None, || self.core.control_loop());
+        sigterm.restore()?;
+        if let Interruption::Raised(raised) = interruption {
+            if !raised.is_instance_of::<PyKeyboardInterrupt>(py) {
+                return Err(raised.into());
+            }
+        }
+        Ok(statistics_dict(py, &outcome?)?)
+    }
+
+    /// Ends a running `control_loop()` within one period (or its wait for Gazebo). Permanent,
+    /// as a shutdown signaler is.
+    fn shutdown(&self) {
+        self.stop.trigger();
+    }
+
+    /// True once `shutdown()` was called (or the signaler fired, or a signal arrived).
+    fn should_shutdown(&self) -> bool {
+        self.stop.is_triggered()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "RobotDriverROS(node={:?}, robot_driver_provider_prefix={:?})",
+            self.node.fully_qualified_name(),
+            self.core.configuration().robot_name
+        )
+    }
+}
+
+impl Drop for RobotDriverRos {
+    fn drop(&mut self) {
+        if let Some(executor) = self.executor.lock().take() {
+            for error in executor.stop() {
+                tracing::error!("::The ROS executor reported: {error}");
+            }
+        }
+    }
+}
+
+fn statistics_dict<'py>(py: Python<'py>, s: &LoopStatistics) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("periods", s.periods)?;
+    dict.set_item("overruns", s.overruns)?;
+    dict.set_item("max_lateness_sec", s.max_lateness.as_secs_f64())?;
+    dict.set_item("targets_accepted", s.targets_accepted)?;
+    dict.set_item("targets_refused", s.targets_refused)?;
+    Ok(dict)
+}
+
+/// While the loop runs on the main thread, SIGTERM (if Python leaves it at its default,
+/// which kills the process without cleanup) stops the loop instead; SIGINT needs nothing:
+/// its KeyboardInterrupt stops it.
+struct SigtermGuard<'py> {
+    installed: Option<(Bound<'py, PyModule>, Bound<'py, PyAny>)>,
+}
+
+impl<'py> SigtermGuard<'py> {
+    fn install(py: Python<'py>, stop: &ShutdownToken) -> PyResult<Self> {
+        let threading = py.import("threading")?;
+        let on_main_thread = threading
+            .call_method0("current_thread")?
+            .is(&threading.call_method0("main_thread")?);
+        let signal = py.import("signal")?;
+        let sigterm = signal.getattr("SIGTERM")?;
+        let previous = signal.call_method1("getsignal", (&sigterm,))?;
+        if !on_main_thread || !previous.eq(signal.getattr("SIG_DFL")?)? {
+            return Ok(SigtermGuard { installed: None });
+        }
+        let stop = stop.clone();
+        let handler = PyCFunction::new_closure(
+            py,
+            None,
+            None,
+            move |_: &Bound<'_, PyTuple>, _: Option<&Bound<'_, PyDict>>| stop.trigger(),
+        )?;
+        signal.call_method1("signal", (&sigterm, handler))?;
+        Ok(SigtermGuard {
+            installed: Some((signal, previous)),
+        })
+    }
+
+    fn restore(self) -> PyResult<()> {
+        if let Some((signal, previous)) = self.installed {
+            signal.call_method1("signal", (signal.getattr("SIGTERM")?, previous))?;
+        }
+        Ok(())
+    }
+}
