@@ -172,28 +172,47 @@ fn ign_subscriber_is_counted_then_expires_when_killed() {
 }
 
 #[test]
-fn ign_subscriber_ignores_our_gz_typed_messages() {
-    // Harmonic names (gz.msgs.*) mean nothing to Fortress: its typed subscriber does not even
-    // connect. This is why the prefix is a runtime choice.
+fn ign_echo_cannot_read_gz_typed_messages() {
+    // Harmonic names (gz.msgs.*) mean nothing to Fortress: `ign topic -e` (a generic
+    // subscriber, it announces `google.protobuf.Message`) connects to both publishers but can
+    // only build `ignition.msgs.*` messages. This is why the prefix is a runtime choice.
     let p = partition("ignprefix");
-    let n = node(&p, MsgsPrefix::Gz);
-    let publisher = n.advertise::<Double>("/typed").unwrap();
-    let _echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", "/typed"], &p);
-    let watcher = node(&p, MsgsPrefix::Ignition);
-    let _w = watcher
-        .subscribe("/typed", |_: Double, _: &MessageInfo| {})
-        .unwrap();
-    // The ignition-typed watcher sees the topic but, like ign, does not subscribe to gz types.
-    assert!(watcher.wait_for_publishers("/typed", PATIENCE));
-    for _ in 0..10 {
-        publisher
+    let gz_node = node(&p, MsgsPrefix::Gz);
+    let ign_node = node(&p, MsgsPrefix::Ignition);
+    let gz_pub = gz_node.advertise::<Double>("/typed").unwrap();
+    let ign_pub = ign_node.advertise::<Double>("/typed").unwrap();
+    let mut echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", "/typed"], &p);
+    assert!(eventually(PATIENCE, || ign_pub.subscriber_count() == 1
+        && gz_pub.subscriber_count() == 1));
+    // Both stream; ign prints only the ignition-typed data (the positive control).
+    let mut printed = 0;
+    while printed < 30 {
+        gz_pub
             .publish(&Double {
                 header: None,
                 data: 3.0,
             })
             .unwrap();
+        ign_pub
+            .publish(&Double {
+                header: None,
+                data: 4.0,
+            })
+            .unwrap();
+        if echo
+            .wait_line(Duration::from_millis(50), |l| l.starts_with("data:"))
+            .is_some()
+        {
+            printed += 1;
+        }
+        assert!(
+            echo.wait_exit(Duration::ZERO).is_none(),
+            "ign topic -e died"
+        );
     }
-    assert_eq!(publisher.subscriber_count(), 0);
+    let out = echo.output();
+    assert!(out.lines().any(|l| l == "data: 4"), "{out}");
+    assert!(out.lines().all(|l| l != "data: 3"), "{out}");
 }
 
 #[test]
