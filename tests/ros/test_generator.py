@@ -6,6 +6,7 @@ generator's output as files.
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -96,6 +97,24 @@ def test_ros_env_contract(generated):
             if rs.name != 'lib.rs':
                 assert '#![' not in text and '//!' not in text, f'{rs}: inner attribute or doc'
             assert 'crate::' not in text, f'{rs}: crate:: path'
+
+
+def test_crates_compile_standalone_without_warnings(generated, tmp_path):
+    """Each crate also builds on its own (its lib.rs), with rustc warnings as errors.
+
+    Inside ros-env, a registry dependency, warnings are capped and never seen; here they are.
+    """
+    shutil.copytree(generated / 'share', tmp_path / 'share')
+    names = sorted(p.parent.parent.name for p in (tmp_path / 'share').glob('*/rust/Cargo.toml'))
+    members = ', '.join(f'"share/{n}/rust"' for n in names)
+    patches = '\n'.join(f'{n} = {{ path = "share/{n}/rust" }}' for n in names)
+    (tmp_path / 'Cargo.toml').write_text(
+        f'[workspace]\nresolver = "2"\nmembers = [{members}]\n\n[patch.crates-io]\n{patches}\n')
+    shutil.copy(ROOT / 'Cargo.lock', tmp_path / 'Cargo.lock')  # the workspace's versions
+    env = dict(os.environ, RUSTFLAGS='-D warnings', CARGO_TARGET_DIR=str(tmp_path / 'target'))
+    result = subprocess.run(['cargo', 'check', '--workspace', '--quiet'], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-5000:]
 
 
 def test_ros_env_included_every_package():

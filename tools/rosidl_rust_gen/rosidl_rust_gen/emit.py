@@ -16,7 +16,9 @@ from .rust import RT, Scope
 
 COW = '::std::borrow::Cow'
 C_VOID = '::core::ffi::c_void'
-ITEM_ALLOWS = '#[allow(non_camel_case_types, non_snake_case, clippy::upper_case_acronyms)]'
+ITEM_ALLOWS = ('#[allow(non_camel_case_types, non_snake_case, clippy::upper_case_acronyms, '
+               # IDL comments are prose, not markdown.
+               'clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]')
 SERDE_DERIVE = '#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]'
 SERDE_BIG_ARRAY = '#[cfg_attr(feature = "serde", serde(with = "serde_big_array::BigArray"))]'
 RUNTIME_VERSION = '0.7'

@@ -237,20 +237,27 @@ def to_rmw_borrowed(x: str, t: d.AbstractType, scope: Scope) -> str:
     return _to_rmw_element_borrowed(x, t, scope, is_ref=False)
 
 
+def _from_rmw_fn(t, scope: Scope) -> str:
+    """The element conversion as a function (or closure) to map over a collection."""
+    if element_kind(t) == 'nested':
+        return f'<{scope.path(t, rmw=False)} as {RT}::Message>::from_rmw_message'
+    return f'|e| {_from_rmw_element("e", t, scope)}'
+
+
 def from_rmw(x: str, t: d.AbstractType, scope: Scope) -> str:
     if isinstance(t, d.BoundedSequence):
         return x
     if isinstance(t, d.Array):
         if element_kind(t.value_type) in ('copy', 'same'):
             return x
-        return f'{x}.map(|e| {_from_rmw_element("e", t.value_type, scope)})'
+        return f'{x}.map({_from_rmw_fn(t.value_type, scope)})'
     if isinstance(t, d.UnboundedSequence):
         kind = element_kind(t.value_type)
         if kind == 'copy':
             return f'::std::vec::Vec::from({x})'
         if kind == 'same':
             return f'{x}.into_iter().collect()'
-        return f'{x}.into_iter().map(|e| {_from_rmw_element("e", t.value_type, scope)}).collect()'
+        return f'{x}.into_iter().map({_from_rmw_fn(t.value_type, scope)}).collect()'
     return _from_rmw_element(x, t, scope)
 
 
