@@ -319,3 +319,17 @@ impl Drop for LifecycleGuard<'_> {
         self.running.store(false, Ordering::SeqCst);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Python module runs `control_loop` with the interpreter lock released and a
+    /// multi-robot process runs one loop per thread: the type must cross threads.
+    #[test]
+    fn robot_driver_ros_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<RobotDriverRos>();
+        assert_send_sync::<crate::ExecutorThread>();
+    }
+}

@@ -31,14 +31,16 @@ pub(crate) struct JointStateMessage {
 impl JointStateMessage {
     pub fn new(joint_names: &[String]) -> Self {
         let joint_count = joint_names.len();
-        let mut message = JointState::default();
-        message.name = joint_names
-            .iter()
-            .map(|name| name.as_str().into())
-            .collect();
-        message.position = rosidl_runtime_rs::Sequence::new(joint_count);
-        message.velocity = rosidl_runtime_rs::Sequence::new(joint_count);
-        message.effort = rosidl_runtime_rs::Sequence::new(joint_count);
+        let message = JointState {
+            name: joint_names
+                .iter()
+                .map(|name| name.as_str().into())
+                .collect(),
+            position: rosidl_runtime_rs::Sequence::new(joint_count),
+            velocity: rosidl_runtime_rs::Sequence::new(joint_count),
+            effort: rosidl_runtime_rs::Sequence::new(joint_count),
+            ..Default::default()
+        };
         JointStateMessage { message }
     }
 
@@ -62,9 +64,10 @@ impl JointStateMessage {
 
 /// A `std_msgs/Float64MultiArray` holding `values` (layout left empty, as the original).
 pub(crate) fn multi_array(values: &[f64]) -> Float64MultiArray {
-    let mut message = Float64MultiArray::default();
-    message.data = rosidl_runtime_rs::Sequence::from(values);
-    message
+    Float64MultiArray {
+        data: rosidl_runtime_rs::Sequence::from(values),
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]
