@@ -249,3 +249,10 @@ def test_gazebo_stamps_and_the_refuse_policy(world):
     targets = world.publisher(Float64MultiArray, '/ur3e_1/set/target_joint_positions')
     targets.publish(array([0.0, 0.0, 4.0, 0.0, 0.0, 0.0]))
     bridge.wait_output('value 2 (elbow_joint) = 4 is outside the joint limits', 15)
+
+
+def test_an_initialize_timeout_without_gazebo_exits_1_naming_what_is_missing(world):
+    bridge = ur3e_bridge(world, '-p', 'initialize_timeout_sec:=1.0')
+    assert bridge.wait_exit(START_S) == 1, bridge.output()
+    assert 'timed out after 1.0 s waiting for joint states' in bridge.output()
+    assert 'still missing: shoulder_pan_joint, shoulder_lift_joint' in bridge.output()
