@@ -279,3 +279,38 @@ fn handles_can_be_shared_between_threads() {
     send_sync::<gz_transport::RawPublisher>();
     send_sync::<gz_transport::Subscription>();
 }
+
+#[test]
+fn the_last_message_before_a_publisher_leaves_is_delivered() {
+    // The publisher says UNADVERTISE and BYE right after its last message; the subscriber
+    // must not drop the connection before reading what is already on its way.
+    let p = partition("last");
+    let sub_node = node(&p, MsgsPrefix::Gz);
+    let got = inbox::<f64>();
+    let g = got.clone();
+    let _s = sub_node
+        .subscribe("/last", move |m: Double, i: &MessageInfo| {
+            g.lock().unwrap().push((m.data, i.clone()))
+        })
+        .unwrap();
+    for round in 0..5 {
+        let pub_node = node(&p, MsgsPrefix::Gz);
+        let publisher = pub_node.advertise::<Double>("/last").unwrap();
+        assert!(eventually(PATIENCE, || {
+            publisher.publish(&double(-1.0)).unwrap();
+            got.lock().unwrap().iter().any(|(v, _)| *v == -1.0)
+        }));
+        publisher.publish(&double(round as f64)).unwrap();
+        drop(publisher);
+        drop(pub_node);
+        assert!(
+            eventually(PATIENCE, || got
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(v, _)| *v == round as f64)),
+            "round {round}: the last message was lost"
+        );
+        got.lock().unwrap().clear();
+    }
+}
