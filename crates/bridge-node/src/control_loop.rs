@@ -103,6 +103,9 @@ impl RobotDriverRos {
                 robot_name: self.config.robot_name.clone(),
             });
         }
+        // Every line logged on this thread while the loop runs (the driver's too) carries the
+        // robot, for subscribers that show spans (several robots in one process).
+        let _span = tracing::info_span!("robot", name = %self.config.robot_name).entered();
         let _lifecycle = LifecycleGuard {
             driver: &self.driver,
             running: &self.running,
