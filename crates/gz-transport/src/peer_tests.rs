@@ -241,3 +241,46 @@ fn other_partitions_and_service_publishers_are_not_listed() {
     assert!(eventually(PATIENCE, || !n.topic_list().is_empty()));
     assert_eq!(n.topic_list(), ["/mine"]);
 }
+
+#[test]
+fn malformed_data_frames_are_dropped_counted_and_survived() {
+    let n = node("frames");
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Vec<u8>>::new()));
+    let g = got.clone();
+    let _sub = n
+        .subscribe_raw("/bad", move |bytes, _| {
+            g.lock().unwrap().push(bytes.to_vec())
+        })
+        .unwrap();
+    // A hand-made publisher: a raw ZeroMQ PUB socket, advertised by a fake peer.
+    let ctx = zmq::Context::new();
+    let publisher = ctx.socket(zmq::PUB).unwrap();
+    publisher.bind("tcp://127.0.0.1:*").unwrap();
+    let address = publisher.get_last_endpoint().unwrap().unwrap();
+    let peer = FakePeer::new();
+    peer.advertise(&n, "/bad", &address, Scope::All);
+    let topic = fqn(&n, "/bad");
+    let t = topic.as_bytes();
+    let malformed: [&[&[u8]]; 5] = [
+        &[t],
+        &[t, address.as_bytes(), b"\x11"],
+        &[t, address.as_bytes(), b"", b"gz.msgs.Double", b"extra"],
+        &[t, b"", b"", b"gz.msgs.Double"],
+        &[t, address.as_bytes(), b"", &[0xff, 0xfe]],
+    ];
+    assert!(eventually(PATIENCE, || {
+        for frames in malformed {
+            publisher.send_multipart(frames.iter().copied(), 0).unwrap();
+        }
+        let good: [&[u8]; 4] = [
+            t,
+            address.as_bytes(),
+            b"\x11\0\0\0\0\0\0\xf8\x3f",
+            b"gz.msgs.Double",
+        ];
+        publisher.send_multipart(good, 0).unwrap();
+        !got.lock().unwrap().is_empty()
+    }));
+    assert_eq!(got.lock().unwrap()[0], b"\x11\0\0\0\0\0\0\xf8\x3f");
+    assert!(n.stats().messages_dropped >= 5, "{:?}", n.stats());
+}
