@@ -1,0 +1,186 @@
+"""Fixtures for the tests of the Python module `sas_robot_driver_gazebo` and of the script
+`scripts/sas_robot_driver_ros_gazebo.py`.
+
+Run through scripts/test-python (which installs the module into .venv and builds
+gz-joint-sim and the node). Every test gets its own gz partition and ROS domain, keeps both
+middlewares on loopback, and kills every process it started. Waits are on conditions (log
+lines, messages, counts), each with a deadline; none is a fixed sleep.
+"""
+
+import itertools
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HERE = pathlib.Path(__file__).resolve().parent
+CONFIG = ROOT / 'config' / 'config.yaml'
+SCRIPT = ROOT / 'scripts' / 'sas_robot_driver_ros_gazebo.py'
+UR3E_WORLD = ROOT / 'sdf' / 'ur3e_world.sdf'
+UR3E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
+               'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']
+UR3E_PREFIX = '/model/ur3e/joint/'
+UR3E_STATES = '/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state'
+START_S = 30  # a process start plus discovery, on 2 loaded cores
+
+# Loopback only, for this process (the in-process drivers) and every child.
+os.environ.update({'GZ_IP': '127.0.0.1', 'IGN_IP': '127.0.0.1',
+                   'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'})
+
+# Fast DDS accepts domain ids 0..232; a base apart from the other suites'.
+_domains = itertools.count((os.getpid() * 13) % 200 + 23)
+
+
+def binary(variable: str, name: str) -> pathlib.Path:
+    path = pathlib.Path(os.environ.get(variable, ROOT / 'target' / 'release' / name))
+    if not path.is_file():
+        pytest.fail(f'{path} is missing: build it with scripts/test-python (or set {variable})')
+    return path
+
+
+def wait_for(condition, timeout: float, what: str, step=lambda: time.sleep(0.02)):
+    """Call `step` until `condition()` holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f'timed out after {timeout} s waiting for {what}')
+        step()
+
+
+def unique_name(prefix: str, test_name: str) -> str:
+    return re.sub(r'[^A-Za-z0-9_]', '_', f'{prefix}_{os.getpid()}_{test_name}')
+
+
+class Process:
+    """A child process in its own session whose output lines (stdout and stderr together)
+    a thread collects."""
+
+    def __init__(self, args, env, cwd=ROOT):
+        self.args = [str(a) for a in args]
+        self.proc = subprocess.Popen(self.args, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip('\n'))
+
+    def output(self) -> str:
+        return '\n'.join(self.lines)
+
+    def count(self, text: str) -> int:
+        return sum(text in line for line in self.lines)
+
+    def wait_output(self, text: str, timeout: float):
+        """Wait until `text` appeared; fail if the process exits first."""
+        wait_for(lambda: self.count(text) > 0 or self.proc.poll() is not None,
+                 timeout, f'{text!r} from {self.args[:2]}')
+        if not self.count(text):
+            self._reader.join(5)
+            pytest.fail(f'{self.args} exited ({self.proc.returncode}) before printing '
+                        f'{text!r}:\n{self.output()}')
+
+    def wait_exit(self, timeout: float) -> int:
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f'{self.args[:2]} still running after {timeout} s:\n{self.output()}')
+        self._finish()
+        return code
+
+    def _finish(self):
+        self._reader.join(5)
+        if not self.proc.stdout.closed:
+            self.proc.stdout.close()
+
+    def json_line(self, key: str) -> dict:
+        """The last output line that is a JSON object holding `key`."""
+        for line in reversed(self.lines):
+            if line.startswith('{') and f'"{key}"' in line:
+                return json.loads(line)
+        pytest.fail(f'no JSON line with {key!r} from {self.args[:2]}:\n{self.output()}')
+
+    def signal(self, signum):
+        self.proc.send_signal(signum)
+
+    def kill(self):
+        """Ends the process and anything it started, whatever state it is in."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait(10)
+        self._finish()
+
+
+class World:
+    """One test's world: a gz partition, a ROS domain and the processes started in them."""
+
+    def __init__(self, tmp_path: pathlib.Path, test_name: str):
+        self.tmp = tmp_path
+        self.partition = unique_name('py', test_name)
+        self.domain = next(_domains) % 230 + 1
+        self.processes: list[Process] = []
+
+    def env(self, **extra) -> dict:
+        """What a child gets: its own partition and domain, loopback only."""
+        env = dict(os.environ)
+        env.update({
+            'ROS_DOMAIN_ID': str(self.domain),
+            'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+            'GZ_PARTITION': self.partition,
+            'IGN_PARTITION': self.partition,
+            'GZ_IP': '127.0.0.1',
+            'IGN_IP': '127.0.0.1',
+            'RCUTILS_LOGGING_BUFFERED_STREAM': '0',
+            'PYTHONUNBUFFERED': '1',
+            'RUST_BACKTRACE': '1',
+        })
+        env.update(extra)
+        return env
+
+    def start(self, args, **env) -> Process:
+        process = Process(args, self.env(**env))
+        self.processes.append(process)
+        return process
+
+    def python(self, script, *args, **env) -> Process:
+        return self.start([sys.executable, script, *args], **env)
+
+    def sim(self, *extra) -> Process:
+        """gz-joint-sim running the UR3e world, once it publishes joint states."""
+        process = self.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), UR3E_WORLD, *extra])
+        process.wait_output('joint states', START_S)
+        return process
+
+    def configuration(self, **options):
+        """The UR3e's driver configuration, in this world's partition."""
+        import sas_robot_driver_gazebo as sas
+        options.setdefault('partition', self.partition)
+        return sas.RobotDriverGazeboConfiguration(UR3E_JOINTS, UR3E_PREFIX, UR3E_STATES,
+                                                  **options)
+
+    def close(self):
+        for process in self.processes:
+            process.kill()
+
+
+@pytest.fixture
+def world(tmp_path, request):
+    w = World(tmp_path, request.node.name)
+    try:
+        yield w
+    finally:
+        w.close()
