@@ -182,10 +182,16 @@ fn gz_topic_lists_and_describes_topics() {
     let n = node(&p, MsgsPrefix::Gz);
     let _a = n.advertise::<Double>("/alpha").unwrap();
     let _b = n.advertise::<Model>("/beta").unwrap();
-    let mut list = ChildGuard::spawn(GZ_TOPIC, &["-l"], &p);
-    assert!(list.wait_exit(PATIENCE).expect("-l exits").success());
-    assert_eq!(list.output(), "/alpha\n/beta");
-    let mut info = ChildGuard::spawn(GZ_TOPIC, &["-i", "-t", "/beta"], &p);
+    // `-l` prints what it heard during its listening window (re-advertisements come every
+    // second); on starved cores a window can pass without one, so ask again.
+    let listed = eventually(PATIENCE, || {
+        let mut list = ChildGuard::spawn(GZ_TOPIC, &["-l"], &p);
+        assert!(list.wait_exit(PATIENCE).expect("-l exits").success());
+        list.output() == "/alpha\n/beta"
+    });
+    assert!(listed);
+    // `-i` waits until a publisher is known (up to --wait).
+    let mut info = ChildGuard::spawn(GZ_TOPIC, &["-i", "-t", "/beta", "--wait", "30"], &p);
     assert!(info.wait_exit(PATIENCE).expect("-i exits").success());
     let out = info.output();
     assert!(
