@@ -327,8 +327,10 @@ impl Node {
         Ok(self.core().publishers_of(&fqn))
     }
 
-    /// Block until a remote publisher of `topic` is known (and, if this node subscribes to
-    /// the topic with a matching type, connected to), or `timeout`.
+    /// Block until a remote publisher of `topic` is known, or `timeout`; true if one is.
+    /// If this node subscribes to the topic with a matching type, the connection to it has
+    /// been requested by then; ZeroMQ completes it in the background (typically well under a
+    /// millisecond on one host), so the very first message may still be missed.
     pub fn wait_for_publishers(&self, topic: &str, timeout: Duration) -> bool {
         match self.fqn(topic) {
             Ok((_, fqn)) => self.core().wait_for_publishers(&fqn, timeout),
@@ -355,10 +357,12 @@ impl<M: GzMessage> Publisher<M> {
     pub fn topic(&self) -> &str {
         self.raw.topic()
     }
-    /// True when at least one remote subscriber is connected (sent NEW_CONNECTION).
+    /// True when at least one remote subscriber announced itself (NEW_CONNECTION), or a
+    /// subscription of this node accepts the type.
     pub fn has_subscribers(&self) -> bool {
         self.raw.has_subscribers()
     }
+    /// Block until [`has_subscribers`](Self::has_subscribers) or `timeout`; true if it holds.
     pub fn wait_for_subscribers(&self, timeout: Duration) -> bool {
         self.raw.wait_for_subscribers(timeout)
     }
