@@ -115,7 +115,7 @@ impl JointSnapshot {
             && !self.limits_upper[index].is_nan()
     }
 
-    fn resize(&mut self, joint_count: usize) {
+    pub(crate) fn resize(&mut self, joint_count: usize) {
         self.positions.resize(joint_count, f64::NAN);
         self.velocities.resize(joint_count, f64::NAN);
         self.efforts.resize(joint_count, f64::NAN);

@@ -7,7 +7,7 @@ use gz_transport::{MessageInfo, Node, NodeOptions, Publisher, Subscription};
 use parking_lot::{Mutex, RwLock};
 
 use crate::cache::Interest;
-use crate::target::{apply_limits, check_shape, RateLimitedWarning};
+use crate::target::{apply_limits, check_limits, check_shape, RateLimitedWarning};
 use crate::{
     DriverError, ForwardMode, JointSnapshot, JointStateCache, ModelReceiver,
     RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
@@ -419,6 +419,25 @@ impl RobotDriverGazebo {
             });
         }
         Ok(self.limits.read().clone())
+    }
+
+    /// Checks `target` as [`set_target_joint_positions`](Self::set_target_joint_positions)
+    /// does, without storing it (a composite checks every part before setting any).
+    ///
+    /// # Errors
+    /// The error `set_target_joint_positions` would return.
+    pub fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError> {
+        check_shape(&self.config.joint_names, target)?;
+        let limits = self.limits.read();
+        if self.state() != DriverState::Initialized {
+            return Err(DriverError::TargetBeforeInitialize);
+        }
+        check_limits(
+            &self.config.joint_names,
+            target,
+            (&limits.0, &limits.1),
+            self.config.limit_policy,
+        )
     }
 
     /// Validates and stores the target that [`forward_targets`](Self::forward_targets)

@@ -141,6 +141,59 @@ pub enum DriverError {
         /// Joints never seen, or seen without limits.
         missing: Vec<String>,
     },
+    /// A composite of drivers is configured wrongly (no parts, a part twice, joint limits of
+    /// the wrong length).
+    #[error("RobotDriverComposite: {0}")]
+    CompositeConfiguration(String),
+    /// A composite was used before `initialize()` fixed how many joints each part has.
+    #[error("RobotDriverComposite::{operation}: not initialized; call initialize() first.")]
+    CompositeNotInitialized {
+        /// The refused operation.
+        operation: &'static str,
+    },
+    /// A composite target does not have one value per joint of all the parts together.
+    #[error(
+        "RobotDriverComposite::set_target_joint_positions: expected {expected} values ({parts}), \
+         got {got}."
+    )]
+    CompositeTargetLength {
+        /// Joints of all the parts.
+        expected: usize,
+        /// Values given.
+        got: usize,
+        /// How the expected count splits, e.g. `7 for r820_sim + 6 for ur3e_sim`.
+        parts: String,
+    },
+    /// A part of a composite failed; its own error says how.
+    #[error("{part}: {error}")]
+    Part {
+        /// The part's name.
+        part: String,
+        /// The part's error.
+        error: Box<DriverError>,
+    },
+    /// An error of a driver defined outside this crate (e.g. a client of another driver over
+    /// a middleware), with the category the caller should treat it as.
+    #[error("{error}")]
+    Other {
+        /// How to treat it.
+        kind: ErrorKind,
+        /// The driver's own error.
+        error: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl DriverError {
+    /// An error of a driver defined outside this crate.
+    pub fn other(
+        kind: ErrorKind,
+        error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        DriverError::Other {
+            kind,
+            error: error.into(),
+        }
+    }
 }
 
 /// The category of a [`DriverError`], for bindings that map errors to exception types.
@@ -168,21 +221,26 @@ impl DriverError {
             | DriverError::EmptyJointName { .. }
             | DriverError::DuplicateJointName { .. }
             | DriverError::EmptyParameter { .. }
-            | DriverError::NodeMismatch { .. } => ErrorKind::Configuration,
+            | DriverError::NodeMismatch { .. }
+            | DriverError::CompositeConfiguration(_) => ErrorKind::Configuration,
             DriverError::Node(_)
             | DriverError::Advertise { .. }
             | DriverError::Subscribe { .. }
             | DriverError::Publish { .. } => ErrorKind::Transport,
             DriverError::NotConnected { .. }
             | DriverError::NotInitialized { .. }
-            | DriverError::TargetBeforeInitialize => ErrorKind::State,
+            | DriverError::TargetBeforeInitialize
+            | DriverError::CompositeNotInitialized { .. } => ErrorKind::State,
             DriverError::TargetLength { .. }
+            | DriverError::CompositeTargetLength { .. }
             | DriverError::NonFiniteTarget { .. }
             | DriverError::TargetOutOfLimits { .. } => ErrorKind::InvalidTarget,
             DriverError::InitializeShutdown { .. } | DriverError::InitializeDisconnected { .. } => {
                 ErrorKind::Cancelled
             }
             DriverError::InitializeTimeout { .. } => ErrorKind::Timeout,
+            DriverError::Part { error, .. } => error.kind(),
+            DriverError::Other { kind, .. } => *kind,
         }
     }
 }

@@ -37,18 +37,22 @@
 #![warn(missing_docs)]
 
 mod cache;
+mod composite;
 mod config;
 mod driver;
 mod error;
 mod receive;
+mod robot_driver;
 mod shutdown;
 mod target;
 
 pub use cache::{JointSample, JointSnapshot, JointStateCache};
+pub use composite::{CompositePart, PartOwnership, RobotDriverComposite};
 pub use config::{ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration};
 pub use driver::{DriverState, RobotDriverGazebo};
 pub use error::{DriverError, ErrorKind};
 pub use gz_transport::msgs::Time as SimTime;
 pub use receive::ModelReceiver;
-pub use shutdown::ShutdownToken;
+pub use robot_driver::RobotDriver;
+pub use shutdown::{ShutdownToken, TriggerListener};
 pub use target::TargetOutcome;

@@ -76,8 +76,11 @@ impl ShutdownToken {
         self.is_triggered()
     }
 
-    /// Runs `wake` on trigger for as long as the returned guard lives.
-    pub(crate) fn on_trigger(&self, wake: Listener) -> TriggerListener {
+    /// Runs `wake` on trigger for as long as the returned guard lives, so a thread blocked
+    /// on its own condition variable can be woken by a shutdown without polling. A token
+    /// triggered before the call never runs `wake`: check
+    /// [`is_triggered`](Self::is_triggered) after registering, before blocking.
+    pub fn on_trigger(&self, wake: Arc<dyn Fn() + Send + Sync>) -> TriggerListener {
         let mut guard = self.inner.listeners.lock();
         let id = guard.next_id;
         guard.next_id += 1;
@@ -97,8 +100,9 @@ impl std::fmt::Debug for ShutdownToken {
     }
 }
 
-/// Unregisters its listener on drop.
-pub(crate) struct TriggerListener {
+/// Keeps a listener registered with [`ShutdownToken::on_trigger`]; unregisters it on drop.
+#[must_use = "the listener is unregistered when this guard is dropped"]
+pub struct TriggerListener {
     token: ShutdownToken,
     id: u64,
 }

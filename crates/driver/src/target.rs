@@ -46,6 +46,30 @@ pub(crate) fn check_shape(joint_names: &[String], target: &[f64]) -> Result<(), 
     }
 }
 
+/// Refuses a target that passed [`check_shape`] if the policy is `Refuse` and a value lies
+/// outside the (inclusive) limits; `Clamp` accepts every finite target.
+pub(crate) fn check_limits(
+    joint_names: &[String],
+    target: &[f64],
+    (lower, upper): (&[f64], &[f64]),
+    policy: LimitPolicy,
+) -> Result<(), DriverError> {
+    if policy == LimitPolicy::Clamp {
+        return Ok(());
+    }
+    let outside = |index: usize| !(lower[index] <= target[index] && target[index] <= upper[index]);
+    match (0..target.len()).find(|&index| outside(index)) {
+        Some(index) => Err(DriverError::TargetOutOfLimits {
+            index,
+            joint: joint_names[index].clone(),
+            value: target[index],
+            lower: lower[index],
+            upper: upper[index],
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Applies the limit policy to a target that passed [`check_shape`], writing the value to
 /// store into `out`. Limits are inclusive; ±inf limits never clamp. Nothing is written when
 /// the target is refused.
@@ -56,18 +80,8 @@ pub(crate) fn apply_limits(
     policy: LimitPolicy,
     out: &mut [f64],
 ) -> Result<(TargetOutcome, Option<Clamp>), DriverError> {
+    check_limits(joint_names, target, (lower, upper), policy)?;
     let outside = |index: usize| !(lower[index] <= target[index] && target[index] <= upper[index]);
-    if policy == LimitPolicy::Refuse {
-        if let Some(index) = (0..target.len()).find(|&index| outside(index)) {
-            return Err(DriverError::TargetOutOfLimits {
-                index,
-                joint: joint_names[index].clone(),
-                value: target[index],
-                lower: lower[index],
-                upper: upper[index],
-            });
-        }
-    }
     let mut clamped = 0;
     let mut first = None;
     for (index, stored) in out.iter_mut().enumerate() {
@@ -200,6 +214,25 @@ mod tests {
         .unwrap();
         assert_eq!(out, [1.0, -2.0, 0.0]);
         assert_eq!((outcome, first), (TargetOutcome::Accepted, None));
+    }
+
+    #[test]
+    fn checking_limits_refuses_only_under_refuse() {
+        let outside = [0.0, 2.5, 0.0];
+        check_limits(&names(), &outside, (&LOWER, &UPPER), LimitPolicy::Clamp).unwrap();
+        let err =
+            check_limits(&names(), &outside, (&LOWER, &UPPER), LimitPolicy::Refuse).unwrap_err();
+        assert!(
+            matches!(err, DriverError::TargetOutOfLimits { index: 1, .. }),
+            "{err}"
+        );
+        check_limits(
+            &names(),
+            &[1.0, -2.0, 1e300],
+            (&LOWER, &UPPER),
+            LimitPolicy::Refuse,
+        )
+        .unwrap();
     }
 
     #[test]

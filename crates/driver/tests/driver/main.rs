@@ -3,6 +3,8 @@
 // Test plumbing: partitions, child processes, log capture.
 mod support;
 
+// RobotDriverComposite over two parts of the R820 + UR3e world run in this process.
+mod composite;
 // The cache alone: a 10 kHz writer against readers.
 mod concurrency;
 // Against the real Ignition Fortress CLI (`ign-transport-topic`).

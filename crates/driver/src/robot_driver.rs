@@ -1,0 +1,122 @@
+//! The driver abstraction a control loop runs (the original's `sas::RobotDriver`): lifecycle,
+//! one consistent state snapshot per period, targets in. [`RobotDriverGazebo`] implements it,
+//! and so do composites of drivers, so one loop (the ROS node's, the Python module's) serves
+//! any of them.
+
+use crate::{DriverError, JointSnapshot, RobotDriverGazebo, ShutdownToken, TargetOutcome};
+
+/// What a control loop needs from a robot, free of any middleware. Every method takes `&self`
+/// and implementations are `Send + Sync`: a loop thread, an executor thread and other robots'
+/// loops may call into one driver at the same time.
+///
+/// Lifecycle as the original's: `connect` → `initialize_with` → periods of
+/// `set_target_joint_positions`/`forward_targets`/`read_snapshot` → `deinitialize` →
+/// `disconnect`. Drivers that learn their joints from the robot (a client of another driver)
+/// know their joint names and count only once initialized.
+pub trait RobotDriver: Send + Sync {
+    /// Joint names in the order of every vector the driver takes or returns; empty when the
+    /// robot does not name its joints (or before `initialize_with` for drivers that learn
+    /// them then).
+    fn joint_names(&self) -> Vec<String>;
+
+    /// Number of joints (valid once initialized for drivers that learn their joints).
+    fn joint_count(&self) -> usize;
+
+    /// Creates the links to the robot. Idempotent.
+    ///
+    /// # Errors
+    /// The links could not be created.
+    fn connect(&self) -> Result<(), DriverError>;
+
+    /// Blocks, without polling, until the robot's state and limits are known; `shutdown`
+    /// cancels the wait ([`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled)). Idempotent.
+    ///
+    /// # Errors
+    /// Not connected, cancelled, or timed out.
+    fn initialize_with(&self, shutdown: &ShutdownToken) -> Result<(), DriverError>;
+
+    /// Leaves the initialized state; targets are refused again. Safe in any state.
+    fn deinitialize(&self);
+
+    /// Drops the links to the robot. Idempotent, safe in any state.
+    fn disconnect(&self);
+
+    /// Copies the latest state (positions, velocities, efforts, limits as last seen) into
+    /// `out`, resizing it to [`joint_count`](Self::joint_count). Never blocks the producer of
+    /// the state; allocates nothing once `out` has the right size.
+    fn read_snapshot(&self, out: &mut JointSnapshot);
+
+    /// Checks a target as [`set_target_joint_positions`](Self::set_target_joint_positions)
+    /// would, without storing it: lets a caller that commands several drivers apply a target
+    /// to all of them or to none.
+    ///
+    /// # Errors
+    /// Why `set_target_joint_positions` would refuse it.
+    fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError>;
+
+    /// Validates and stores a target for [`forward_targets`](Self::forward_targets); a refused
+    /// target leaves the previous one in force.
+    ///
+    /// # Errors
+    /// The target is refused (length, non-finite value, limits, state).
+    fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError>;
+
+    /// Sends the stored target to the robot if the driver's forwarding rule says so; returns
+    /// whether it sent. The control loop calls this every period.
+    ///
+    /// # Errors
+    /// Not connected, or sending failed.
+    fn forward_targets(&self) -> Result<bool, DriverError>;
+
+    /// `(lower, upper)` joint limits, as captured at initialization.
+    ///
+    /// # Errors
+    /// Not initialized.
+    fn get_joint_limits(&self) -> Result<(Vec<f64>, Vec<f64>), DriverError>;
+}
+
+impl RobotDriver for RobotDriverGazebo {
+    fn joint_names(&self) -> Vec<String> {
+        self.configuration().joint_names.clone()
+    }
+
+    fn joint_count(&self) -> usize {
+        RobotDriverGazebo::joint_count(self)
+    }
+
+    fn connect(&self) -> Result<(), DriverError> {
+        RobotDriverGazebo::connect(self)
+    }
+
+    fn initialize_with(&self, shutdown: &ShutdownToken) -> Result<(), DriverError> {
+        RobotDriverGazebo::initialize_with(self, shutdown)
+    }
+
+    fn deinitialize(&self) {
+        RobotDriverGazebo::deinitialize(self)
+    }
+
+    fn disconnect(&self) {
+        RobotDriverGazebo::disconnect(self)
+    }
+
+    fn read_snapshot(&self, out: &mut JointSnapshot) {
+        RobotDriverGazebo::read_snapshot(self, out)
+    }
+
+    fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError> {
+        RobotDriverGazebo::check_target_joint_positions(self, target)
+    }
+
+    fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
+        RobotDriverGazebo::set_target_joint_positions(self, target)
+    }
+
+    fn forward_targets(&self) -> Result<bool, DriverError> {
+        RobotDriverGazebo::forward_targets(self)
+    }
+
+    fn get_joint_limits(&self) -> Result<(Vec<f64>, Vec<f64>), DriverError> {
+        RobotDriverGazebo::get_joint_limits(self)
+    }
+}
