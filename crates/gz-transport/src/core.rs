@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
@@ -143,6 +144,8 @@ pub(crate) struct Core {
     publisher: Mutex<zmq::Socket>,
     control: Mutex<zmq::Socket>,
     state: Mutex<State>,
+    /// Copy of `State::subs` for the receive thread, replaced on every (un)subscribe.
+    routes: ArcSwap<HashMap<String, Arc<Vec<SubEntry>>>>,
     changed: Condvar,
     shutdown: AtomicBool,
     wake: UnixStream,
@@ -175,6 +178,7 @@ impl Core {
                 next_id: 1,
                 ..State::default()
             }),
+            routes: ArcSwap::default(),
             changed: Condvar::new(),
             shutdown: AtomicBool::new(false),
             wake,
@@ -338,6 +342,7 @@ impl Core {
         let mut new_list = Vec::clone(list);
         new_list.push(entry);
         *list = Arc::new(new_list);
+        self.routes.store(Arc::new(st.subs.clone()));
         if first {
             self.command(Command::Filter(fqn));
         }
@@ -374,13 +379,15 @@ impl Core {
         } else {
             *list = Arc::new(kept);
         }
+        self.routes.store(Arc::new(st.subs.clone()));
         self.reconcile(&mut st);
         self.changed.notify_all();
     }
 
-    /// The callbacks subscribed to `fqn` (for the receive thread; the lock is held briefly).
+    /// The callbacks subscribed to `fqn`, for the receive thread: wait-free, so delivery
+    /// never waits for discovery work holding the state lock.
     pub fn subscribers_of(&self, fqn: &str) -> Option<Arc<Vec<SubEntry>>> {
-        self.state.lock().subs.get(fqn).cloned()
+        self.routes.load().get(fqn).cloned()
     }
 
     pub fn message_info(&self, msg: &DataMessage) -> MessageInfo {
