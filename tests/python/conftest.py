@@ -184,3 +184,20 @@ def world(tmp_path, request):
         yield w
     finally:
         w.close()
+
+
+_figures: list[tuple[str, dict]] = []
+
+
+def record_figure(title: str, figures: dict):
+    """Measured figures, printed at the end of the run (they are the report's numbers)."""
+    _figures.append((title, figures))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _figures:
+        terminalreporter.section('figures')
+        for title, figures in _figures:
+            terminalreporter.write_line(f'{title}:')
+            for name, value in figures.items():
+                terminalreporter.write_line(f'    {name}: {value}')

@@ -1,0 +1,131 @@
+"""Helper of the ROS tests: a separate rclpy process that measures a bridge's joint states.
+
+    joint_state_probe.py TOPIC SECONDS PARTITION
+
+Waits (at most 60 s) for the first message on TOPIC, then measures the messages the bridge
+published during the next SECONDS, by their DDS source timestamps (when the bridge published
+them), so that this process being slow to take them changes nothing:
+- rate: messages published in the window / SECONDS;
+- state age: when the bridge published a state minus when Gazebo's message it came from was
+  received. The bridge publishes with joint_states_stamp "gazebo", so each state names its
+  Gazebo message by simulation time; this process receives the same Gazebo messages into its
+  own driver cache (on a Rust thread, which stamps their arrival) and a thread samples that
+  cache every 0.5 ms, which gives when each Gazebo message arrived (a message missed between
+  two samples is interpolated from its neighbours).
+Prints one JSON line.
+"""
+
+import bisect
+import json
+import sys
+import threading
+import time
+
+import rclpy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+import sas_robot_driver_gazebo as sas
+
+from conftest import UR3E_JOINTS, UR3E_PREFIX, UR3E_STATES
+
+WARMUP_S = 0.5
+topic, seconds, partition = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+gazebo = sas.RobotDriverGazebo(sas.RobotDriverGazeboConfiguration(
+    UR3E_JOINTS, UR3E_PREFIX, UR3E_STATES, partition=partition))
+gazebo.connect()
+
+rclpy.init()
+node = rclpy.create_node('joint_state_probe')
+gazebo_arrivals: dict[float, float] = {}  # simulation time → wall time it reached us
+published: list[tuple[float, float]] = []  # (wall time the bridge published, simulation time)
+
+
+sampling = threading.Event()
+
+
+def sample_gazebo():
+    while not sampling.is_set():
+        snapshot = gazebo.snapshot()
+        if snapshot['sim_time_sec'] is not None:
+            gazebo_arrivals.setdefault(round(snapshot['sim_time_sec'], 6),
+                                       time.time() - snapshot['age_sec'])
+        time.sleep(0.0005)
+
+
+sampler = threading.Thread(target=sample_gazebo)
+sampler.start()
+
+
+def on_state(message: JointState, info):
+    stamp = message.header.stamp
+    published.append((info['source_timestamp'] * 1e-9, stamp.sec + stamp.nanosec * 1e-9))
+
+
+# Deep history on our side: a slow probe must not count as a slow bridge.
+node.create_subscription(JointState, topic, on_state,
+                         QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE,
+                                    durability=DurabilityPolicy.VOLATILE))
+deadline = time.monotonic() + 60
+while not published and time.monotonic() < deadline:
+    rclpy.spin_once(node, timeout_sec=0.05)
+if not published:
+    print(json.dumps({'error': f'no message on {topic} within 60 s'}), flush=True)
+    sampling.set()
+    sys.exit(1)
+start = published[0][0] + WARMUP_S
+end = start + seconds
+deadline = time.monotonic() + WARMUP_S + seconds + 30
+while published[-1][0] < end and time.monotonic() < deadline:
+    rclpy.spin_once(node, timeout_sec=0.05)
+sampling.set()
+sampler.join()
+if published[-1][0] < end:
+    print(json.dumps({'error': f'the messages of the window did not all arrive within '
+                               f'{seconds + 30} s'}), flush=True)
+    sys.exit(1)
+
+window = [(at, sim) for at, sim in published if start <= at < end]
+known = sorted(gazebo_arrivals)
+if len(window) < 2 or not known:
+    print(json.dumps({'error': f'{len(window)} messages in the window, {len(known)} Gazebo '
+                               'messages sampled'}), flush=True)
+    sys.exit(1)
+
+
+def gazebo_arrival(sim: float) -> float:
+    """When Gazebo's message of simulation time `sim` arrived: sampled, or interpolated
+    between the sampled messages around it."""
+    key = round(sim, 6)
+    if key in gazebo_arrivals:
+        return gazebo_arrivals[key]
+    i = bisect.bisect_left(known, key)
+    if i == 0 or i == len(known):
+        near = known[0] if i == 0 else known[-1]
+        return gazebo_arrivals[near] + (key - near)
+    before, after = known[i - 1], known[i]
+    share = (key - before) / (after - before)
+    return gazebo_arrivals[before] + share * (gazebo_arrivals[after] - gazebo_arrivals[before])
+
+
+ages_ms = sorted(1e3 * (at - gazebo_arrival(sim)) for at, sim in window)
+gaps_ms = [1e3 * (b[0] - a[0]) for a, b in zip(window, window[1:])]
+
+
+def percentile(p: float) -> float:
+    return ages_ms[min(len(ages_ms) - 1, int(p / 100 * len(ages_ms)))]
+
+
+print(json.dumps({
+    'count': len(window),
+    'seconds': seconds,
+    'rate_hz': len(window) / seconds,
+    'age_ms': {'mean': sum(ages_ms) / len(ages_ms), 'p50': percentile(50),
+               'p95': percentile(95), 'p99': percentile(99), 'max': ages_ms[-1]},
+    'max_gap_ms': max(gaps_ms),
+    'states_from_unsampled_gazebo_messages': sum(round(sim, 6) not in gazebo_arrivals
+                                                 for _, sim in window),
+}), flush=True)
+node.destroy_node()
+rclpy.shutdown()
+gazebo.disconnect()

@@ -1,0 +1,65 @@
+"""The control loop run from Python keeps its rate whatever Python does meanwhile (the
+original held the GIL for the whole loop, and joint states arrived seconds late).
+
+Three processes over real gz-transport and DDS: gz-joint-sim (Gazebo, 500 joint states/s),
+the bridge run from Python (`gil_pressure.py`: RobotDriverROS.control_loop() at 2 ms on the
+main thread, plus a Python workload) and a separate rclpy process measuring
+`<robot>/get/joint_states` for 10 s (`joint_state_probe.py`).
+"""
+
+import signal
+
+import pytest
+
+from conftest import HERE, START_S, record_figure
+
+PERIOD_S = 0.002
+MEASURE_S = 10
+NOMINAL_HZ = 1 / PERIOD_S
+
+
+@pytest.mark.parametrize('workload', ['idle', 'busy', 'callbacks'])
+def test_joint_states_keep_their_rate_and_stay_fresh_under_python_load(world, workload):
+    robot = f'gil_{workload}'
+    world.sim()
+    bridge = world.python(HERE / 'gil_pressure.py', workload, robot, world.partition)
+    bridge.wait_output('::Robot initialized.', START_S)
+    bridge.wait_output('workload running', START_S)
+    probe = world.python(HERE / 'joint_state_probe.py', f'/{robot}/get/joint_states',
+                         str(MEASURE_S), world.partition)
+    assert probe.wait_exit(60 + MEASURE_S + START_S) == 0, probe.output()
+    measured = probe.json_line('rate_hz')
+
+    bridge.signal(signal.SIGINT)
+    assert bridge.wait_exit(10) == 0, bridge.output()
+    report = bridge.json_line('statistics')
+    done, statistics = report['workload'], report['statistics']
+
+    record_figure(f'GIL pressure ({workload})', {
+        'joint_states rate (Hz, separate rclpy process)': round(measured['rate_hz'], 1),
+        'state age p50/p95/p99/max (ms)': [round(measured['age_ms'][k], 2)
+                                           for k in ('p50', 'p95', 'p99', 'max')],
+        'largest gap between messages (ms)': round(measured['max_gap_ms'], 2),
+        'loop periods / overruns / max lateness (ms)': [
+            statistics['periods'], statistics['overruns'],
+            round(statistics['max_lateness_sec'] * 1e3, 2)],
+        'workload': done,
+    })
+    # The workload really ran, and hard: the GIL was busy the whole time.
+    if workload == 'idle':
+        pass
+    elif workload == 'busy':
+        assert done['iterations'] > 1000 * report['elapsed_sec'] / 10, done
+    else:
+        assert done['state_callbacks'] > 100 * report['elapsed_sec'], done
+        assert done['timer_callbacks'] > 100 * report['elapsed_sec'], done
+    assert measured['rate_hz'] >= 0.9 * NOMINAL_HZ, measured
+    assert measured['age_ms']['p99'] < 3 * PERIOD_S * 1e3, measured
+
+
+def test_shutdown_from_another_python_thread_ends_the_loop(world):
+    """Covered by the script tests for signals; here RobotDriverROS.shutdown()."""
+    world.sim()
+    child = world.python(HERE / 'shutdown_from_thread.py', world.partition)
+    assert child.wait_exit(START_S + 10) == 0, child.output()
+    assert child.count('loop returned') == 1
