@@ -1,0 +1,390 @@
+//! `bench-monitor --spec RUN.json --out RESULT.json`: one benchmark run of the bridge, measured
+//! from one process on one monotonic clock.
+//!
+//! It subscribes to each robot's Gazebo joint states and `cmd_pos` commands (gz-transport) and
+//! to its `get/joint_states` reports and `set/target_joint_positions` targets (ROS 2), waits
+//! until all of them flow, records for `duration_s`, samples the watched processes' CPU and
+//! memory meanwhile, then writes the figures (see the `bench` library) as JSON.
+//!
+//! Exit codes: 0 with a result written; 1 when the streams never flowed or anything else
+//! failed (named on stderr); 2 for a bad command line or spec.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use bench::exact::{self, Window};
+use bench::original;
+use bench::procstat::{self, ProcessSampler};
+use bench::recording::{
+    CommandSample, GazeboSample, JointPicker, MonotonicClock, ReportSample, RobotRecording,
+    SharedRecording, TargetSample,
+};
+use bench::spec::{MatchBy, RunSpec};
+use bench::stats::round;
+use clap::Parser;
+use gz_transport::{msgs, NodeOptions};
+use parking_lot::Mutex;
+use rclrs::{
+    Context, CreateBasicExecutor, Executor, InitOptions, IntoPrimitiveOptions, MessageInfo,
+    SpinOptions,
+};
+use ros_env::sensor_msgs::msg::rmw::JointState;
+use ros_env::std_msgs::msg::rmw::Float64MultiArray;
+use serde_json::{json, Value};
+use tracing_subscriber::EnvFilter;
+
+/// Reports that arrive this long after the end of the window still count for it.
+const TAIL: Duration = Duration::from_millis(500);
+/// Granularity of the wait for the streams to flow.
+const READY_POLL: Duration = Duration::from_millis(50);
+/// Depth of the monitor's ROS subscriptions: deep enough that a late executor loses nothing.
+const ROS_DEPTH: u32 = 1000;
+
+/// Measures one benchmark run of the Gazebo bridge (see the spec format in bench::spec).
+#[derive(Parser)]
+#[command(version)]
+struct Cli {
+    /// The run spec (JSON).
+    #[arg(long)]
+    spec: PathBuf,
+    /// Where to write the result (JSON).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args: Vec<String> = std::env::args().collect();
+    let cli = match rclrs::extract_non_ros_args(args.clone()) {
+        Ok(own) => Cli::parse_from(own),
+        Err(err) => {
+            eprintln!("bench-monitor: invalid ROS arguments: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let spec = match RunSpec::load(&cli.spec) {
+        Ok(spec) => spec,
+        Err(err) => {
+            eprintln!("bench-monitor: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(args, &spec, &cli.out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("bench-monitor: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Result<()> {
+    let clock = MonotonicClock::start();
+    let recordings: Vec<SharedRecording> = spec
+        .robots
+        .iter()
+        .map(|robot| {
+            Arc::new(Mutex::new(RobotRecording {
+                commands: vec![Vec::new(); robot.joint_names.len()],
+                ..RobotRecording::default()
+            }))
+        })
+        .collect();
+
+    let gz = gz_transport::Node::with_options(NodeOptions {
+        partition: spec.partition.clone(),
+        ..NodeOptions::default()
+    })
+    .context("cannot start gz-transport")?;
+    let mut gz_subscriptions = Vec::new();
+    let mut robots_of_topic: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, robot) in spec.robots.iter().enumerate() {
+        robots_of_topic
+            .entry(robot.joint_states_topic.as_str())
+            .or_default()
+            .push(index);
+    }
+    for (topic, robots) in robots_of_topic {
+        let pickers: Vec<(JointPicker, SharedRecording)> = robots
+            .iter()
+            .map(|&i| {
+                (
+                    JointPicker::new(&spec.robots[i].joint_names),
+                    recordings[i].clone(),
+                )
+            })
+            .collect();
+        let subscription = gz
+            .subscribe(
+                topic,
+                move |model: msgs::Model, _: &gz_transport::MessageInfo| {
+                    let arrival_ns = clock.now_ns();
+                    let stamp_ns = model
+                        .header
+                        .as_ref()
+                        .and_then(|header| header.stamp.as_ref())
+                        .map(|stamp| stamp.sec * 1_000_000_000 + i64::from(stamp.nsec));
+                    for (picker, recording) in &pickers {
+                        let positions = picker.pick(model.joint.iter().map(|joint| {
+                            let position = joint.axis1.as_ref().map_or(f64::NAN, |a| a.position);
+                            (joint.name.as_str(), position)
+                        }));
+                        recording.lock().gazebo.push(GazeboSample {
+                            arrival_ns,
+                            stamp_ns,
+                            positions,
+                        });
+                    }
+                },
+            )
+            .with_context(|| format!("cannot subscribe to the Gazebo topic {topic}"))?;
+        gz_subscriptions.push(subscription);
+    }
+    for (robot, recording) in spec.robots.iter().zip(&recordings) {
+        for (joint, topic) in robot.command_topics().into_iter().enumerate() {
+            let recording = recording.clone();
+            let subscription = gz
+                .subscribe(
+                    &topic,
+                    move |command: msgs::Double, _: &gz_transport::MessageInfo| {
+                        let arrival_ns = clock.now_ns();
+                        recording.lock().commands[joint].push(CommandSample {
+                            arrival_ns,
+                            value: command.data,
+                        });
+                    },
+                )
+                .with_context(|| format!("cannot subscribe to the Gazebo topic {topic}"))?;
+            gz_subscriptions.push(subscription);
+        }
+    }
+
+    let context = Context::new(args, InitOptions::new()).context("cannot initialise ROS")?;
+    let mut executor = context.create_basic_executor();
+    let node = executor
+        .create_node("bench_monitor")
+        .context("cannot create the ROS node")?;
+    let mut ros_subscriptions = Vec::new();
+    let mut target_subscriptions = Vec::new();
+    for (robot, recording) in spec.robots.iter().zip(&recordings) {
+        let reports_topic = format!("{}/get/joint_states", robot.name);
+        let reports = recording.clone();
+        ros_subscriptions.push(
+            node.create_subscription::<JointState, _>(
+                reports_topic.as_str().keep_last(ROS_DEPTH).reliable(),
+                move |message: JointState, info: MessageInfo| {
+                    let arrival_ns = clock.now_ns();
+                    let stamp = &message.header.stamp;
+                    reports.lock().reports.push(ReportSample {
+                        arrival_ns,
+                        source_ns: info.source_timestamp.map(|t| clock.from_wall(t)),
+                        stamp_ns: i64::from(stamp.sec) * 1_000_000_000 + i64::from(stamp.nanosec),
+                        positions: message.position.to_vec(),
+                    });
+                },
+            )
+            .with_context(|| format!("cannot subscribe to {reports_topic}"))?,
+        );
+        let targets_topic = format!("{}/set/target_joint_positions", robot.name);
+        let targets = recording.clone();
+        target_subscriptions.push(
+            node.create_subscription::<Float64MultiArray, _>(
+                targets_topic.as_str().keep_last(ROS_DEPTH).reliable(),
+                move |message: Float64MultiArray, info: MessageInfo| {
+                    let arrival_ns = clock.now_ns();
+                    targets.lock().targets.push(TargetSample {
+                        arrival_ns,
+                        source_ns: info.source_timestamp.map(|t| clock.from_wall(t)),
+                        values: message.data.to_vec(),
+                    });
+                },
+            )
+            .with_context(|| format!("cannot subscribe to {targets_topic}"))?,
+        );
+    }
+
+    wait_until_flowing(&mut executor, spec, &recordings)?;
+    let start_ns = clock.now_ns();
+    let sampler = ProcessSampler::start(spec.watch.clone(), clock, Duration::from_secs(1))
+        .context("cannot start the /proc sampler")?;
+    println!("recording {} s", spec.duration_s);
+    let end_ns = start_ns + (spec.duration_s * 1e9) as i64;
+    spin_until(&mut executor, clock, end_ns);
+    let processes = sampler.stop();
+    // Stop recording before taking the recordings.
+    drop((ros_subscriptions, target_subscriptions, gz_subscriptions));
+
+    let skip_ns = (spec.skip_s * 1e9) as i64;
+    let window = Window {
+        start_ns: start_ns + skip_ns,
+        end_ns: end_ns - TAIL.as_nanos() as i64,
+    };
+    let cpu_window = Window {
+        start_ns: start_ns + skip_ns,
+        end_ns,
+    };
+    let mut robots = Vec::new();
+    let mut trajectory = Value::Null;
+    for (index, (robot, recording)) in spec.robots.iter().zip(&recordings).enumerate() {
+        let recording = std::mem::take(&mut *recording.lock());
+        let state = match robot.match_by {
+            MatchBy::Stamp => {
+                exact::state_lag_by_stamp(&recording.gazebo, &recording.reports, window)
+            }
+            MatchBy::Values => {
+                exact::state_lag_by_values(&recording.gazebo, &recording.reports, window)
+            }
+        };
+        let cross_check = (robot.match_by == MatchBy::Stamp)
+            .then(|| exact::state_lag_by_values(&recording.gazebo, &recording.reports, window));
+        let rows = original::sample_rows(
+            &recording.gazebo,
+            &recording.reports,
+            start_ns,
+            spec.duration_s,
+        );
+        let figure = original::analyse(&rows, spec.duration_s);
+        if index == 0 {
+            trajectory = trajectory_excerpt(spec, &recording, &rows, start_ns);
+        }
+        robots.push(json!({
+            "name": robot.name,
+            "joint_names": robot.joint_names,
+            "state": state,
+            "state_by_values": cross_check,
+            "command": exact::command_lag(&recording.targets, &recording.commands, window),
+            "gazebo_delivery": exact::gazebo_delivery(&recording.gazebo, window),
+            "original_method": figure,
+            "report_rate_hz": round(
+                recording.reports.iter().filter(|r| window.contains(r.arrival_ns)).count() as f64
+                    / ((window.end_ns - window.start_ns) as f64 / 1e9),
+                1,
+            ),
+            "recorded": {
+                "gazebo": recording.gazebo.len(),
+                "reports": recording.reports.len(),
+                "targets": recording.targets.len(),
+                "commands": recording.commands.iter().map(Vec::len).sum::<usize>(),
+            },
+        }));
+    }
+    let result = json!({
+        "duration_s": spec.duration_s,
+        "skip_s": spec.skip_s,
+        "window_s": [spec.skip_s, round((window.end_ns - start_ns) as f64 / 1e9, 3)],
+        "robots": robots,
+        "processes": processes
+            .iter()
+            .map(|series| procstat::usage(series, cpu_window, start_ns))
+            .collect::<Vec<_>>(),
+        "trajectory": trajectory,
+    });
+    let text = serde_json::to_string_pretty(&result).context("cannot serialise the result")?;
+    std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(())
+}
+
+/// Spins until every robot has Gazebo states, reports and targets, or the spec's timeout.
+fn wait_until_flowing(
+    executor: &mut Executor,
+    spec: &RunSpec,
+    recordings: &[SharedRecording],
+) -> anyhow::Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs_f64(spec.ready_timeout_s);
+    loop {
+        let missing: Vec<String> = spec
+            .robots
+            .iter()
+            .zip(recordings)
+            .flat_map(|(robot, recording)| {
+                let recording = recording.lock();
+                let mut missing = Vec::new();
+                if recording.gazebo.is_empty() {
+                    missing.push(format!("Gazebo states on {}", robot.joint_states_topic));
+                }
+                if recording.reports.is_empty() {
+                    missing.push(format!("reports on {}/get/joint_states", robot.name));
+                }
+                if recording.targets.is_empty() {
+                    missing.push(format!(
+                        "targets on {}/set/target_joint_positions",
+                        robot.name
+                    ));
+                }
+                missing
+            })
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            anyhow::bail!(
+                "nothing arrived within {} s of: {}",
+                spec.ready_timeout_s,
+                missing.join("; ")
+            );
+        }
+        log_errors(executor.spin(SpinOptions::new().timeout(READY_POLL)));
+    }
+}
+
+/// Spins the ROS executor until the monitor clock reaches `end_ns`.
+fn spin_until(executor: &mut Executor, clock: MonotonicClock, end_ns: i64) {
+    loop {
+        let remaining = end_ns - clock.now_ns();
+        if remaining <= 0 {
+            return;
+        }
+        log_errors(
+            executor
+                .spin(SpinOptions::new().timeout(Duration::from_nanos(remaining.unsigned_abs()))),
+        );
+    }
+}
+
+/// Logs what the executor reported, except the timeout that ends every timed spin.
+fn log_errors(errors: Vec<rclrs::RclrsError>) {
+    for error in errors.into_iter().filter(|error| !error.is_timeout()) {
+        tracing::warn!("ROS executor: {error}");
+    }
+}
+
+/// The first joint of the first robot: full-rate Gazebo and reported positions (degrees) over
+/// `trajectory_s` after the warm-up, and the original's 20 ms rows over the whole run.
+fn trajectory_excerpt(
+    spec: &RunSpec,
+    recording: &RobotRecording,
+    rows: &[original::Row],
+    start_ns: i64,
+) -> Value {
+    let from = start_ns + (spec.skip_s * 1e9) as i64;
+    let to = from + (spec.trajectory_s * 1e9) as i64;
+    let seconds = |t_ns: i64| round((t_ns - start_ns) as f64 / 1e9, 6);
+    let degrees = |rad: f64| round(rad.to_degrees(), 5);
+    let first_joint = |positions: &[f64]| positions.first().copied().unwrap_or(f64::NAN);
+    json!({
+        "robot": spec.robots[0].name,
+        "joint": spec.robots[0].joint_names[0],
+        "gazebo": recording.gazebo.iter()
+            .filter(|g| (from..to).contains(&g.arrival_ns))
+            .map(|g| [seconds(g.arrival_ns), degrees(first_joint(&g.positions))])
+            .collect::<Vec<_>>(),
+        "reported": recording.reports.iter()
+            .filter(|r| (from..to).contains(&r.arrival_ns))
+            .map(|r| [seconds(r.arrival_ns), degrees(first_joint(&r.positions))])
+            .collect::<Vec<_>>(),
+        "original_rows": rows.iter()
+            .filter(|row| !row.gazebo.is_empty() && !row.reported.is_empty())
+            .map(|row| [round(row.t_s, 3), degrees(row.gazebo[0]), degrees(row.reported[0])])
+            .collect::<Vec<_>>(),
+    })
+}
