@@ -20,6 +20,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -422,6 +423,8 @@ def main() -> int:
     parser.add_argument('--bin-dir', type=Path, required=True,
                         help='where gz-joint-sim, bench-monitor and the node were built')
     parser.add_argument('--no-plots', action='store_true')
+    parser.add_argument('--keep-logs', action='store_true',
+                        help='keep the processes\' logs also when every scenario ran')
     args = parser.parse_args()
     unknown = [name for name in args.scenario if name not in BY_NAME]
     if unknown:
@@ -484,7 +487,7 @@ def main() -> int:
             result['scenarios'].append(entry)
             print(summary_line(entry), flush=True)
     except KeyboardInterrupt:
-        print('bench: interrupted; no results written', file=sys.stderr)
+        print(f'bench: interrupted; no results written (logs in {work_dir})', file=sys.stderr)
         return 130
     result['machine']['load_average_after'] = load_average()
     result['targets'] = evaluate_targets(by_name)
@@ -499,8 +502,12 @@ def main() -> int:
         for path in plot.plot_all(result, args.results_dir / stamp):
             print(f'plot: {path}')
     print(table)
-    print(f'results: {json_path} (logs in {work_dir})')
     failed = [e['name'] for e in result['scenarios'] if e['status'] == 'failed']
+    if failed or args.keep_logs:
+        print(f'results: {json_path} (logs in {work_dir})')
+    else:
+        shutil.rmtree(work_dir, ignore_errors=True)
+        print(f'results: {json_path}')
     if failed:
         print(f"bench: failed scenarios: {', '.join(failed)}", file=sys.stderr)
         return 1
