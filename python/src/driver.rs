@@ -12,7 +12,7 @@ use sas_robot_driver_gazebo::{RobotDriverGazebo as Core, ShutdownToken};
 
 use crate::config::Configuration;
 use crate::errors::{Error, Result};
-use crate::gil::{released, released_interruptible, Interruption};
+use crate::gil::{released, released_interruptible, DropReleased, Interruption};
 
 /// A shutdown flag shared by whoever holds it (the original's `sas_core.ShutdownSignaler`).
 /// Once `shutdown()` is called, a waiting `initialize()` and a running control loop given
@@ -52,7 +52,7 @@ impl ShutdownSignaler {
 /// A robot simulated in Gazebo, seen through gz-transport.
 #[pyclass(module = "sas_robot_driver_gazebo", name = "RobotDriverGazebo", frozen)]
 pub(crate) struct RobotDriverGazebo {
-    pub(crate) core: Arc<Core>,
+    pub(crate) core: DropReleased<Arc<Core>>,
     /// The signaler given at construction (or a private one): it cancels `initialize()`.
     pub(crate) shutdown: ShutdownToken,
 }
@@ -124,7 +124,7 @@ impl RobotDriverGazebo {
         };
         let core = released(py, || Core::new(configuration, None)).map_err(Error::from)?;
         Ok(RobotDriverGazebo {
-            core: Arc::new(core),
+            core: DropReleased::new(Arc::new(core)),
             shutdown,
         })
     }
@@ -240,7 +240,9 @@ impl RobotDriverGazebo {
                         of numbers";
         let target = target_joint_positions_rad
             .extract::<PyArrayLikeDyn<'_, f64, AllowTypeChange>>()
-            .map_err(|reason| Error::invalid_argument(format!("{expected}: {}", reason.value(py))))?;
+            .map_err(|reason| {
+                Error::invalid_argument(format!("{expected}: {}", reason.value(py)))
+            })?;
         if target.ndim() != 1 {
             return Err(Error::invalid_argument(format!(
                 "{expected}, got {} dimensions.",

@@ -3,6 +3,7 @@
 //! [`released_interruptible`] (calls that wait: `initialize()`, the control loop), so no
 //! Rust code ever waits while holding the GIL, and no Rust thread ever needs it.
 
+use std::ops::Deref;
 use std::time::Duration;
 
 use pyo3::marker::Ungil;
@@ -81,4 +82,31 @@ where
             }
         }
     })
+}
+
+/// Holds a value whose drop may wait (it joins threads: gz-transport's, the ROS executor's)
+/// and drops it with the GIL released: Python drops extension objects while holding it.
+pub(crate) struct DropReleased<T: Send>(Option<T>);
+
+impl<T: Send> DropReleased<T> {
+    pub(crate) fn new(value: T) -> Self {
+        DropReleased(Some(value))
+    }
+}
+
+impl<T: Send> Deref for DropReleased<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        self.0.as_ref().expect("present until dropped")
+    }
+}
+
+impl<T: Send> Drop for DropReleased<T> {
+    fn drop(&mut self) {
+        if let Some(value) = self.0.take() {
+            // Without an interpreter (at exit) the closure, and the value, is dropped unrun.
+            let _ = Python::try_attach(|py| released(py, move || drop(value)));
+        }
+    }
 }

@@ -9,7 +9,6 @@ use bridge_node::{
     ExecutorThread, LoopStatistics, RobotDriverRos as Core,
     RobotDriverRosConfiguration as CoreConfiguration, StampSource,
 };
-use parking_lot::Mutex;
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyDict, PyTuple};
@@ -18,7 +17,7 @@ use sas_robot_driver_gazebo::ShutdownToken;
 
 use crate::driver::{RobotDriverGazebo, ShutdownSignaler};
 use crate::errors::{Error, Result};
-use crate::gil::{released, released_interruptible, Interruption};
+use crate::gil::{released, released_interruptible, DropReleased, Interruption};
 
 /// The node's name unless remapped (`--ros-args -r __node:=ur3e_1`), as the C++ node's.
 const DEFAULT_NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
@@ -125,13 +124,18 @@ impl RosConfiguration {
 /// control loop that serves it.
 #[pyclass(module = "sas_robot_driver_gazebo", name = "RobotDriverROS", frozen)]
 pub(crate) struct RobotDriverRos {
-    /// Spins the node's subscriptions from construction on; stopped (and joined) first on
-    /// drop, before the topics and the node go.
-    executor: Mutex<Option<ExecutorThread>>,
-    core: Core,
-    node: Node,
+    ros: DropReleased<Ros>,
     /// The bridge's shutdown token: `shutdown()`, the signaler given, SIGINT/SIGTERM.
     stop: ShutdownToken,
+}
+
+/// The ROS side, dropped in field order: the executor first (stopped and joined), then the
+/// topics, then the node.
+struct Ros {
+    /// Spins the node's subscriptions from construction on.
+    _executor: ExecutorThread,
+    core: Core,
+    node: Node,
 }
 
 #[pymethods]
@@ -168,9 +172,11 @@ impl RobotDriverRos {
             let core = Core::new(&node, driver, configuration, bridge_stop)?;
             let executor = ExecutorThread::spawn(executor)?;
             Ok(RobotDriverRos {
-                executor: Mutex::new(Some(executor)),
-                core,
-                node,
+                ros: DropReleased::new(Ros {
+                    _executor: executor,
+                    core,
+                    node,
+                }),
                 stop,
             })
         })
@@ -179,7 +185,7 @@ impl RobotDriverRos {
     /// The node's fully qualified name (after `--ros-args` remapping), e.g. "/ur3e_1".
     #[getter]
     fn node_name(&self) -> String {
-        self.node.fully_qualified_name()
+        self.ros.node.fully_qualified_name()
     }
 
     /// Connects and initializes the driver, then publishes the joint states and forwards the
@@ -190,7 +196,7 @@ impl RobotDriverRos {
     fn control_loop<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let sigterm = SigtermGuard::install(py, &self.stop)?;
         let (outcome, interruption) =
-            released_interruptible(py, &self.stop, None, || self.core.control_loop());
+            released_interruptible(py, &self.stop, None, || self.ros.core.control_loop());
         sigterm.restore()?;
         if let Interruption::Raised(raised) = interruption {
             if !raised.is_instance_of::<PyKeyboardInterrupt>(py) {
@@ -214,19 +220,9 @@ impl RobotDriverRos {
     fn __repr__(&self) -> String {
         format!(
             "RobotDriverROS(node={:?}, robot_driver_provider_prefix={:?})",
-            self.node.fully_qualified_name(),
-            self.core.configuration().robot_name
+            self.ros.node.fully_qualified_name(),
+            self.ros.core.configuration().robot_name
         )
-    }
-}
-
-impl Drop for RobotDriverRos {
-    fn drop(&mut self) {
-        if let Some(executor) = self.executor.lock().take() {
-            for error in executor.stop() {
-                tracing::error!("::The ROS executor reported: {error}");
-            }
-        }
     }
 }
 

@@ -125,6 +125,20 @@ class Process:
         self._finish()
 
 
+def raise_priority(pid: int) -> bool:
+    """Puts a child (alone in its session, so in its own autogroup) ahead of the machine's
+    other load: autogroup nice -10, and nice -10 for the threads it starts. Timing tests use
+    it so that other work on the machine (compilers of other jobs) is not measured as the
+    bridge's lateness; contention inside the process (the GIL) is unaffected. Needs
+    CAP_SYS_NICE; returns whether it was applied."""
+    try:
+        pathlib.Path(f'/proc/{pid}/autogroup').write_text('-10')
+        os.setpriority(os.PRIO_PROCESS, pid, -10)
+        return True
+    except OSError:
+        return False
+
+
 class World:
     """One test's world: a gz partition, a ROS domain and the processes started in them."""
 
@@ -133,6 +147,7 @@ class World:
         self.partition = unique_name('py', test_name)
         self.domain = next(_domains) % 230 + 1
         self.processes: list[Process] = []
+        self.boosted = False
 
     def env(self, **extra) -> dict:
         """What a child gets: its own partition and domain, loopback only."""
@@ -151,17 +166,22 @@ class World:
         env.update(extra)
         return env
 
-    def start(self, args, **env) -> Process:
+    def start(self, args, priority: bool = False, **env) -> Process:
+        """With `priority`, the process runs ahead of other load on the machine (see
+        `raise_priority`)."""
         process = Process(args, self.env(**env))
         self.processes.append(process)
+        if priority:
+            self.boosted = raise_priority(process.proc.pid)
         return process
 
-    def python(self, script, *args, **env) -> Process:
-        return self.start([sys.executable, script, *args], **env)
+    def python(self, script, *args, priority: bool = False, **env) -> Process:
+        return self.start([sys.executable, script, *args], priority=priority, **env)
 
-    def sim(self, *extra) -> Process:
+    def sim(self, *extra, priority: bool = False) -> Process:
         """gz-joint-sim running the UR3e world, once it publishes joint states."""
-        process = self.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), UR3E_WORLD, *extra])
+        process = self.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), UR3E_WORLD, *extra],
+                             priority=priority)
         process.wait_output('joint states', START_S)
         return process
 

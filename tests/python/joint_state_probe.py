@@ -7,7 +7,8 @@ published during the next SECONDS, by their DDS source timestamps (when the brid
 them), so that this process being slow to take them changes nothing:
 - rate: messages published in the window / SECONDS;
 - state age: when the bridge published a state minus when Gazebo's message it came from was
-  received. The bridge publishes with joint_states_stamp "gazebo", so each state names its
+  received; and staleness: how long before publishing a newer Gazebo message had arrived
+  (the part of the age that is the bridge's: Gazebo being late adds to the age only). The bridge publishes with joint_states_stamp "gazebo", so each state names its
   Gazebo message by simulation time; this process receives the same Gazebo messages into its
   own driver cache (on a Rust thread, which stamps their arrival) and a thread samples that
   cache every 0.5 ms, which gives when each Gazebo message arrived (a message missed between
@@ -109,19 +110,35 @@ def gazebo_arrival(sim: float) -> float:
 
 
 ages_ms = sorted(1e3 * (at - gazebo_arrival(sim)) for at, sim in window)
+
+
+def staleness(at: float, sim: float) -> float:
+    """How long before `at` a newer Gazebo message than `sim` had arrived (0: the state was
+    the newest there was). Unlike the age, Gazebo being late or silent adds nothing."""
+    i = bisect.bisect_right(known, round(sim, 6))
+    return max(0.0, at - gazebo_arrival(known[i])) if i < len(known) else 0.0
+
+
+stale_ms = sorted(1e3 * staleness(at, sim) for at, sim in window)
+in_window = [gazebo_arrivals[k] for k in known if start - 1 <= gazebo_arrivals[k] < end]
+gazebo_gaps_ms = sorted(1e3 * (b - a) for a, b in zip(in_window, in_window[1:]))
 gaps_ms = [1e3 * (b[0] - a[0]) for a, b in zip(window, window[1:])]
 
 
-def percentile(p: float) -> float:
-    return ages_ms[min(len(ages_ms) - 1, int(p / 100 * len(ages_ms)))]
+def percentiles(values: list[float]) -> dict:
+    def at(p: float) -> float:
+        return values[min(len(values) - 1, int(p / 100 * len(values)))]
+    return {'mean': sum(values) / len(values), 'p50': at(50), 'p95': at(95), 'p99': at(99),
+            'max': values[-1]}
 
 
 print(json.dumps({
     'count': len(window),
     'seconds': seconds,
     'rate_hz': len(window) / seconds,
-    'age_ms': {'mean': sum(ages_ms) / len(ages_ms), 'p50': percentile(50),
-               'p95': percentile(95), 'p99': percentile(99), 'max': ages_ms[-1]},
+    'age_ms': percentiles(ages_ms),
+    'staleness_ms': percentiles(stale_ms),
+    'gazebo_gap_ms': percentiles(gazebo_gaps_ms),
     'max_gap_ms': max(gaps_ms),
     'states_from_unsampled_gazebo_messages': sum(round(sim, 6) not in gazebo_arrivals
                                                  for _, sim in window),

@@ -4,7 +4,14 @@ original held the GIL for the whole loop, and joint states arrived seconds late)
 Three processes over real gz-transport and DDS: gz-joint-sim (Gazebo, 500 joint states/s),
 the bridge run from Python (`gil_pressure.py`: RobotDriverROS.control_loop() at 2 ms on the
 main thread, plus a Python workload) and a separate rclpy process measuring
-`<robot>/get/joint_states` for 10 s (`joint_state_probe.py`).
+`<robot>/get/joint_states` for 10 s (`joint_state_probe.py`). "idle" (no Python work) is the
+baseline; with the original's GIL-holding loop, "busy" and "callbacks" would show states
+seconds old. The three processes run ahead of the machine's other load where permitted
+(conftest.raise_priority), so that it is not measured as the bridge's lateness.
+
+Criteria, at a 2 ms period: at least 90 % of 500 messages/s; the state age (bridge
+publication − arrival of the Gazebo message it came from) and its staleness (publication −
+arrival of a newer Gazebo message, when there was one) under 3 periods for 99 % of states.
 """
 
 import signal
@@ -18,15 +25,20 @@ MEASURE_S = 10
 NOMINAL_HZ = 1 / PERIOD_S
 
 
+def quantiles(values: dict) -> list[float]:
+    return [round(values[k], 2) for k in ('p50', 'p95', 'p99', 'max')]
+
+
 @pytest.mark.parametrize('workload', ['idle', 'busy', 'callbacks'])
 def test_joint_states_keep_their_rate_and_stay_fresh_under_python_load(world, workload):
     robot = f'gil_{workload}'
-    world.sim()
-    bridge = world.python(HERE / 'gil_pressure.py', workload, robot, world.partition)
+    world.sim(priority=True)
+    bridge = world.python(HERE / 'gil_pressure.py', workload, robot, world.partition,
+                          priority=True)
     bridge.wait_output('::Robot initialized.', START_S)
     bridge.wait_output('workload running', START_S)
     probe = world.python(HERE / 'joint_state_probe.py', f'/{robot}/get/joint_states',
-                         str(MEASURE_S), world.partition)
+                         str(MEASURE_S), world.partition, priority=True)
     assert probe.wait_exit(60 + MEASURE_S + START_S) == 0, probe.output()
     measured = probe.json_line('rate_hz')
 
@@ -37,24 +49,27 @@ def test_joint_states_keep_their_rate_and_stay_fresh_under_python_load(world, wo
 
     record_figure(f'GIL pressure ({workload})', {
         'joint_states rate (Hz, separate rclpy process)': round(measured['rate_hz'], 1),
-        'state age p50/p95/p99/max (ms)': [round(measured['age_ms'][k], 2)
-                                           for k in ('p50', 'p95', 'p99', 'max')],
+        'state age p50/p95/p99/max (ms)': quantiles(measured['age_ms']),
+        'staleness p50/p95/p99/max (ms)': quantiles(measured['staleness_ms']),
+        "Gazebo's own gaps p50/p95/p99/max (ms)": quantiles(measured['gazebo_gap_ms']),
         'largest gap between messages (ms)': round(measured['max_gap_ms'], 2),
         'loop periods / overruns / max lateness (ms)': [
             statistics['periods'], statistics['overruns'],
             round(statistics['max_lateness_sec'] * 1e3, 2)],
         'workload': done,
+        'processes ahead of other load (autogroup nice -10)': world.boosted,
     })
     # The workload really ran, and hard: the GIL was busy the whole time.
     if workload == 'idle':
         pass
     elif workload == 'busy':
-        assert done['iterations'] > 1000 * report['elapsed_sec'] / 10, done
+        assert done['iterations'] > 1000 * report['elapsed_sec'], done
     else:
         assert done['state_callbacks'] > 100 * report['elapsed_sec'], done
         assert done['timer_callbacks'] > 100 * report['elapsed_sec'], done
     assert measured['rate_hz'] >= 0.9 * NOMINAL_HZ, measured
     assert measured['age_ms']['p99'] < 3 * PERIOD_S * 1e3, measured
+    assert measured['staleness_ms']['p99'] < 3 * PERIOD_S * 1e3, measured
 
 
 def test_shutdown_from_another_python_thread_ends_the_loop(world):
