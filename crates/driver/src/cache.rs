@@ -115,7 +115,9 @@ impl JointSnapshot {
             && !self.limits_upper[index].is_nan()
     }
 
-    pub(crate) fn resize(&mut self, joint_count: usize) {
+    /// Sets the number of joints: new joints hold NaN and were never seen. Allocates only when
+    /// growing past the capacity, so a driver can fill a caller's snapshot in place.
+    pub fn resize(&mut self, joint_count: usize) {
         self.positions.resize(joint_count, f64::NAN);
         self.velocities.resize(joint_count, f64::NAN);
         self.efforts.resize(joint_count, f64::NAN);
