@@ -218,7 +218,9 @@ impl RobotDriverGazebo {
     /// Waits until every configured joint has been seen with non-NaN limits (±inf accepted),
     /// then captures the limits and enters `Initialized`. Blocks without polling: it wakes
     /// when the cache becomes ready, when `shutdown` is triggered, on `disconnect()`, and
-    /// every 2 s to log which joints are still missing. Does nothing if already initialized.
+    /// every 2 s to log which joints are still missing. Does nothing if already initialized;
+    /// callers waiting at the same time (a robot's loop and a composite of it) all return
+    /// `Ok` once one of them initialized the driver.
     ///
     /// # Errors
     /// Not connected; `shutdown` triggered ([`DriverError::InitializeShutdown`]);
@@ -269,10 +271,15 @@ impl RobotDriverGazebo {
                     topic: topic.clone(),
                 });
             }
-            if self.state() != DriverState::Connected {
-                return Err(DriverError::InitializeDisconnected {
-                    topic: topic.clone(),
-                });
+            match self.state() {
+                // Another caller (a composite of this robot, the robot's own loop) finished.
+                DriverState::Initialized => return Ok(()),
+                DriverState::Disconnected => {
+                    return Err(DriverError::InitializeDisconnected {
+                        topic: topic.clone(),
+                    })
+                }
+                DriverState::Connected => {}
             }
             self.cache.read(&mut snapshot);
             if all_ready(&snapshot) {

@@ -349,6 +349,30 @@ fn disconnect_during_initialize_ends_the_wait() {
 }
 
 #[test]
+fn callers_waiting_in_initialize_together_all_succeed() {
+    // A robot's loop and a composite of the robot both wait for the same driver; whichever
+    // initializes it, the other must see success, not "disconnected".
+    let partition = unique_partition("concurrent_initialize");
+    let driver = Arc::new(RobotDriverGazebo::new(ur3e_config(&partition), None).unwrap());
+    driver.connect().unwrap();
+    let waiters: Vec<_> = (0..4)
+        .map(|_| {
+            let driver = driver.clone();
+            thread::spawn(move || driver.initialize())
+        })
+        .collect();
+    // All four are (very likely) waiting when the joint states start: they wake together.
+    thread::sleep(Duration::from_millis(200));
+    let sim = start_ur3e_world(&partition);
+    for waiter in waiters {
+        waiter.join().unwrap().unwrap();
+    }
+    assert_eq!(driver.state(), DriverState::Initialized);
+    driver.disconnect();
+    sim.stop();
+}
+
+#[test]
 fn lifecycle_calls_out_of_order_are_refused_with_clear_errors_and_disconnect_is_idempotent() {
     let partition = unique_partition("lifecycle");
     let driver = RobotDriverGazebo::new(ur3e_config(&partition), None).unwrap();
