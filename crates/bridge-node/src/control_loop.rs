@@ -3,7 +3,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rclrs::{Clock, Node};
-use sas_robot_driver_gazebo::{ErrorKind, JointSnapshot, RobotDriverGazebo, ShutdownToken};
+use sas_robot_driver_gazebo::{
+    ErrorKind, JointSnapshot, RobotDriver, RobotDriverGazebo, ShutdownToken,
+};
 
 use crate::messages::{multi_array, stamp_from_nanos, JointStateMessage};
 use crate::rate_limit::{suppressed_note, RateLimit};
@@ -41,8 +43,12 @@ pub struct LoopStatistics {
 /// Subscription callbacks run on whatever thread spins the node's executor (see
 /// [`ExecutorThread`](crate::ExecutorThread)); [`control_loop`](Self::control_loop) runs on
 /// the caller's. Several instances (several robots) can share one node and one executor.
-pub struct RobotDriverRos {
-    driver: Arc<RobotDriverGazebo>,
+///
+/// It runs any [`RobotDriver`]: a [`RobotDriverGazebo`] (the default), a
+/// [`RobotDriverComposite`](sas_robot_driver_gazebo::RobotDriverComposite) of robots, or a
+/// `dyn RobotDriver` when one process runs several kinds.
+pub struct RobotDriverRos<D: RobotDriver + ?Sized = RobotDriverGazebo> {
+    driver: Arc<D>,
     config: RobotDriverRosConfiguration,
     shutdown: ShutdownToken,
     clock: Clock,
@@ -50,7 +56,7 @@ pub struct RobotDriverRos {
     running: AtomicBool,
 }
 
-impl RobotDriverRos {
+impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
     /// Creates the topics under `<config.robot_name>/` on `node`. `shutdown` ends
     /// [`control_loop`](Self::control_loop), also while it waits in `initialize`.
     ///
@@ -58,7 +64,7 @@ impl RobotDriverRos {
     /// An invalid configuration; a topic rclrs refuses (e.g. an invalid `robot_name`).
     pub fn new(
         node: &Node,
-        driver: Arc<RobotDriverGazebo>,
+        driver: Arc<D>,
         config: RobotDriverRosConfiguration,
         shutdown: ShutdownToken,
     ) -> Result<Self, BridgeError> {
@@ -75,7 +81,7 @@ impl RobotDriverRos {
     }
 
     /// The driver the loop runs.
-    pub fn driver(&self) -> &Arc<RobotDriverGazebo> {
+    pub fn driver(&self) -> &Arc<D> {
         &self.driver
     }
 
@@ -96,7 +102,8 @@ impl RobotDriverRos {
     ///
     /// # Errors
     /// Already running; `connect` failed; `initialize` failed other than by shutdown (e.g.
-    /// its timeout passed). Per-period problems are logged (rate-limited), not returned.
+    /// its timeout passed); the initialized driver has no joint limits. Per-period problems
+    /// are logged (rate-limited), not returned.
     pub fn control_loop(&self) -> Result<LoopStatistics, BridgeError> {
         if self.running.swap(true, Ordering::SeqCst) {
             return Err(BridgeError::AlreadyRunning {
@@ -107,7 +114,7 @@ impl RobotDriverRos {
         // robot, for subscribers that show spans (several robots in one process).
         let _span = tracing::info_span!("robot", name = %self.config.robot_name).entered();
         let _lifecycle = LifecycleGuard {
-            driver: &self.driver,
+            driver: &*self.driver,
             running: &self.running,
         };
         tracing::info!("::Waiting to connect with robot...");
@@ -122,18 +129,16 @@ impl RobotDriverRos {
             return Err(err.into());
         }
         tracing::info!("::Robot initialized.");
-        Ok(self.run_periods())
+        let limits = self.driver.get_joint_limits()?;
+        Ok(self.run_periods(limits))
     }
 
-    fn run_periods(&self) -> LoopStatistics {
-        let (lower, upper) = self
-            .driver
-            .get_joint_limits()
-            .expect("limits exist once the driver is initialized");
+    fn run_periods(&self, (lower, upper): (Vec<f64>, Vec<f64>)) -> LoopStatistics {
         let joint_positions_min = multi_array(&lower);
         let joint_positions_max = multi_array(&upper);
-        let mut joint_states = JointStateMessage::new(&self.driver.configuration().joint_names);
-        let mut snapshot = JointSnapshot::new(self.driver.joint_count());
+        let joint_count = self.driver.joint_count();
+        let mut joint_states = JointStateMessage::new(&self.driver.joint_names(), joint_count);
+        let mut snapshot = JointSnapshot::new(joint_count);
         let mut failures = PeriodFailures::new();
         let mut statistics = LoopStatistics::default();
         let mut report = Report::new(Instant::now());
@@ -310,12 +315,12 @@ impl Report {
 
 /// Deinitializes and disconnects the driver however the loop ends (the original's
 /// destructor), and marks the loop as not running.
-struct LifecycleGuard<'a> {
-    driver: &'a RobotDriverGazebo,
+struct LifecycleGuard<'a, D: RobotDriver + ?Sized> {
+    driver: &'a D,
     running: &'a AtomicBool,
 }
 
-impl Drop for LifecycleGuard<'_> {
+impl<D: RobotDriver + ?Sized> Drop for LifecycleGuard<'_, D> {
     fn drop(&mut self) {
         self.driver.deinitialize();
         self.driver.disconnect();
@@ -333,6 +338,7 @@ mod tests {
     fn robot_driver_ros_is_send_and_sync() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<RobotDriverRos>();
+        assert_send_sync::<RobotDriverRos<dyn RobotDriver>>();
         assert_send_sync::<crate::ExecutorThread>();
     }
 }

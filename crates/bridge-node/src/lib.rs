@@ -1,8 +1,9 @@
 //! The ROS 2 side of the Gazebo bridge: the SmartArmStack robot-driver topic surface
 //! (`<robot_name>/get/joint_states`, `…/set/target_joint_positions`, …) and the control loop
-//! that moves data between it and a [`RobotDriverGazebo`] — the original's `RobotDriverROS` +
-//! `RobotDriverServer`. The node binary `sas_robot_driver_ros_gazebo_node` is a thin shell
-//! around this library; the Python module and the multi-robot process reuse it unchanged.
+//! that moves data between it and a [`RobotDriverGazebo`] (or any [`RobotDriver`], e.g. a
+//! composite of robots) — the original's `RobotDriverROS` + `RobotDriverServer`. The node
+//! binary `sas_robot_driver_ros_gazebo_node` is a thin shell around this library; the Python
+//! module and the multi-robot process reuse it unchanged.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -54,4 +55,4 @@ pub use params::{NodeParameters, ParameterError, DEFAULT_THREAD_SAMPLING_TIME_SE
 pub use ros_log::RosLogLayer;
 pub use schedule::DeadlineGrid;
 
-pub use sas_robot_driver_gazebo::{RobotDriverGazebo, ShutdownToken};
+pub use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};

@@ -21,7 +21,8 @@ pub(crate) fn stamp_from_nanos(nanos: i128) -> Time {
 }
 
 /// A `sensor_msgs/JointState` with the joint names filled once; [`fill`] writes one
-/// snapshot's positions, velocities and efforts.
+/// snapshot's positions, velocities and efforts. Names are left empty (as the original's
+/// were) when the driver does not name each of its joints.
 ///
 /// [`fill`]: JointStateMessage::fill
 pub(crate) struct JointStateMessage {
@@ -29,13 +30,14 @@ pub(crate) struct JointStateMessage {
 }
 
 impl JointStateMessage {
-    pub fn new(joint_names: &[String]) -> Self {
-        let joint_count = joint_names.len();
+    pub fn new(joint_names: &[String], joint_count: usize) -> Self {
+        let names = if joint_names.len() == joint_count {
+            joint_names
+        } else {
+            &[]
+        };
         let message = JointState {
-            name: joint_names
-                .iter()
-                .map(|name| name.as_str().into())
-                .collect(),
+            name: names.iter().map(|name| name.as_str().into()).collect(),
             position: rosidl_runtime_rs::Sequence::new(joint_count),
             velocity: rosidl_runtime_rs::Sequence::new(joint_count),
             effort: rosidl_runtime_rs::Sequence::new(joint_count),
@@ -87,7 +89,7 @@ mod tests {
     #[test]
     fn a_joint_state_carries_names_once_and_each_snapshot_in_order() {
         let names = ["a".to_string(), "b".to_string()];
-        let mut message = JointStateMessage::new(&names);
+        let mut message = JointStateMessage::new(&names, 2);
         let mut snapshot = JointSnapshot::new(2);
         snapshot.positions = vec![0.5, -1.5];
         snapshot.velocities = vec![0.1, 0.2];
@@ -104,6 +106,14 @@ mod tests {
             (2, 500_000_000)
         );
         assert_eq!(m.header.frame_id.to_string(), "");
+    }
+
+    #[test]
+    fn a_driver_that_does_not_name_every_joint_publishes_no_names() {
+        let mut message = JointStateMessage::new(&[], 2);
+        message.fill(&JointSnapshot::new(2), stamp_from_nanos(0));
+        assert!(message.message.name.is_empty());
+        assert_eq!(message.message.position.len(), 2);
     }
 
     #[test]
