@@ -51,7 +51,10 @@ pub use config::{RobotDriverRosConfiguration, StampSource};
 pub use control_loop::{LoopStatistics, RobotDriverRos};
 pub use error::BridgeError;
 pub use executor_thread::ExecutorThread;
-pub use params::{NodeParameters, ParameterError, DEFAULT_THREAD_SAMPLING_TIME_SEC};
+pub use params::{
+    DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
+    RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,
+};
 pub use ros_log::RosLogLayer;
 pub use schedule::DeadlineGrid;
 

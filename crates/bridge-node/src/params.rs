@@ -1,6 +1,7 @@
 //! The node's parameters: the original's five (`joint_names`, `joint_positions_topic_prefix`,
 //! `joint_states_topic`, `robot_name`, `thread_sampling_time_sec`) and ours, each with a
-//! default that keeps the original's behaviour. Every problem is reported naming the
+//! default that keeps the original's behaviour; the same under a group prefix for each robot
+//! of a multi-robot node (`r820_sim.joint_names`, …). Every problem is reported naming the
 //! parameter, what it must be and what it is.
 
 use std::any::Any;
@@ -32,8 +33,8 @@ pub enum ParameterError {
          `--ros-args -p {name}:=<value>`."
     )]
     Missing {
-        /// The parameter.
-        name: &'static str,
+        /// The parameter (with its group, e.g. `r820_sim.joint_names`).
+        name: String,
         /// What it must be, with an example.
         expected: &'static str,
         /// The node's fully qualified name.
@@ -43,7 +44,7 @@ pub enum ParameterError {
     #[error("parameter {name:?} must be {expected}, but it is {given}.")]
     WrongType {
         /// The parameter.
-        name: &'static str,
+        name: String,
         /// What it must be, with an example.
         expected: &'static str,
         /// The type and value given.
@@ -53,7 +54,7 @@ pub enum ParameterError {
     #[error("parameter {name:?} is invalid: {problem}")]
     Invalid {
         /// The parameter.
-        name: &'static str,
+        name: String,
         /// Why.
         problem: String,
     },
@@ -61,168 +62,85 @@ pub enum ParameterError {
     #[error("parameter {name:?} cannot be declared: {source}")]
     Declaration {
         /// The parameter.
-        name: &'static str,
+        name: String,
         /// rclrs' reason.
         source: DeclarationError,
     },
 }
 
-/// The configurations read from a node's parameters. Keeps the parameters declared
-/// (read-only, visible to `ros2 param`) for as long as it lives.
-pub struct NodeParameters {
-    /// The driver's configuration.
-    pub driver: RobotDriverGazeboConfiguration,
-    /// The ROS side's configuration.
-    pub ros: RobotDriverRosConfiguration,
-    declared: Vec<Box<dyn Any + Send + Sync>>,
-}
+/// Parameters declared on a node, kept declared (read-only, visible to `ros2 param`) for as
+/// long as this lives.
+#[derive(Default)]
+pub struct DeclaredParameters(Vec<Box<dyn Any + Send + Sync>>);
 
-impl std::fmt::Debug for NodeParameters {
+impl std::fmt::Debug for DeclaredParameters {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NodeParameters")
-            .field("driver", &self.driver)
-            .field("ros", &self.ros)
-            .field("declared", &self.declared.len())
-            .finish()
+        write!(f, "DeclaredParameters({})", self.0.len())
     }
 }
 
-impl NodeParameters {
-    /// Declares every parameter on `node` (values from its params file and `-p` overrides)
-    /// and builds the two configurations.
+/// Declares read-only parameters on a node, one by one, and reports every problem naming the
+/// parameter: missing, of another type (saying what was given), or invalid. Parameters can
+/// live in a group: `ParameterReader::group(node, "r820_sim")` reads `r820_sim.joint_names`
+/// (in a params file, `joint_names` nested under `r820_sim:`).
+pub struct ParameterReader<'a> {
+    node: &'a Node,
+    prefix: String,
+    declared: DeclaredParameters,
+}
+
+impl<'a> ParameterReader<'a> {
+    /// Reads the node's own (ungrouped) parameters.
+    pub fn new(node: &'a Node) -> Self {
+        ParameterReader {
+            node,
+            prefix: String::new(),
+            declared: DeclaredParameters::default(),
+        }
+    }
+
+    /// Reads the parameters of group `group` (`<group>.<name>`).
+    pub fn group(node: &'a Node, group: &str) -> Self {
+        ParameterReader {
+            node,
+            prefix: format!("{group}."),
+            declared: DeclaredParameters::default(),
+        }
+    }
+
+    /// The full name of parameter `name` of this reader's group.
+    pub fn name(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// An [`ParameterError::Invalid`] for parameter `name` of this reader's group.
+    pub fn invalid(&self, name: &str, problem: String) -> ParameterError {
+        ParameterError::Invalid {
+            name: self.name(name),
+            problem,
+        }
+    }
+
+    /// Declares a parameter that must be given.
     ///
     /// # Errors
-    /// The first parameter that is missing, mistyped or invalid, by name.
-    pub fn declare(node: &Node) -> Result<Self, ParameterError> {
-        let mut declarer = Declarer {
-            node,
-            declared: Vec::new(),
-        };
-        let joint_names = declarer.mandatory::<Arc<[Arc<str>]>>(
-            "joint_names",
-            "a string array, e.g. [\"shoulder_pan_joint\", \"elbow_joint\"]",
-            "Gazebo joint names; the order of every vector on the ROS topics",
-        )?;
-        let joint_positions_topic_prefix = declarer.mandatory::<Arc<str>>(
-            "joint_positions_topic_prefix",
-            "a string, e.g. \"/model/ur3e/joint/\"",
-            "joint j is commanded on <prefix><j>/0/cmd_pos (gz.msgs.Double)",
-        )?;
-        let joint_states_topic = declarer.mandatory::<Arc<str>>(
-            "joint_states_topic",
-            "a string, e.g. \"/world/ur3e_world/model/ur3e/joint_state\"",
-            "the JointStatePublisher's gz.msgs.Model topic",
-        )?;
-        let robot_name = declarer.mandatory::<Arc<str>>(
-            "robot_name",
-            "a string, e.g. \"ur3e_1\"",
-            "prefix of the ROS topics: <robot_name>/get/joint_states, ...",
-        )?;
-        let thread_sampling_time_sec = declarer.optional(
-            "thread_sampling_time_sec",
-            "a double in seconds, e.g. 0.002 (write 1.0, not 1)",
-            "control loop period in seconds",
-            DEFAULT_THREAD_SAMPLING_TIME_SEC,
-        )?;
-        let gz_msgs_prefix = declarer.optional::<Arc<str>>(
-            "gz_msgs_prefix",
-            "a string, \"gz.msgs.\" or \"ignition.msgs.\"",
-            "gz message type prefix: gz.msgs. (Harmonic) or ignition.msgs. (Fortress)",
-            "gz.msgs.".into(),
-        )?;
-        let gz_partition = declarer.optional::<Arc<str>>(
-            "gz_partition",
-            "a string (empty: from GZ_PARTITION/IGN_PARTITION)",
-            "gz-transport partition; empty takes GZ_PARTITION, then IGN_PARTITION",
-            "".into(),
-        )?;
-        let stamp = declarer.optional::<Arc<str>>(
-            "joint_states_stamp",
-            "a string, \"node_clock\" or \"gazebo\"",
-            "stamp of get/joint_states: node_clock (publication time) or gazebo (sim time)",
-            "node_clock".into(),
-        )?;
-        let limit_policy = declarer.optional::<Arc<str>>(
-            "target_limit_policy",
-            "a string, \"clamp\" or \"refuse\"",
-            "targets outside the joint limits: clamp (with a warning) or refuse",
-            "clamp".into(),
-        )?;
-        let keepalive = declarer.optional(
-            "target_keepalive_sec",
-            "a double in seconds, e.g. 0.0 or 0.1",
-            "0: send the target to Gazebo every period (as the original); > 0: only when it \
-             changed or after this many seconds",
-            0.0,
-        )?;
-        let initialize_timeout = declarer.optional(
-            "initialize_timeout_sec",
-            "a double in seconds, e.g. 0.0 or 30.0",
-            "how long to wait for Gazebo's joint states; 0 waits until stopped (as the original)",
-            0.0,
-        )?;
-
-        let driver = RobotDriverGazeboConfiguration {
-            joint_names: joint_name_list(&joint_names),
-            joint_positions_topic_prefix: joint_positions_topic_prefix.to_string(),
-            joint_states_topic: joint_states_topic.to_string(),
-            msgs_prefix: gz_msgs_prefix
-                .parse::<MsgsPrefix>()
-                .map_err(|problem| invalid("gz_msgs_prefix", problem))?,
-            partition: (!gz_partition.is_empty()).then(|| gz_partition.to_string()),
-            limit_policy: parse_limit_policy(&limit_policy)?,
-            initialize_timeout: seconds("initialize_timeout_sec", initialize_timeout, true)?,
-            forward_mode: match seconds("target_keepalive_sec", keepalive, true)? {
-                None => ForwardMode::EveryPeriod,
-                Some(keepalive) => ForwardMode::OnChangeWithKeepalive(keepalive),
-            },
-        };
-        driver.validate().map_err(driver_parameter_error)?;
-
-        if robot_name.is_empty() {
-            return Err(invalid(
-                "robot_name",
-                "it is empty; it is the prefix of every topic".into(),
-            ));
-        }
-        let ros = RobotDriverRosConfiguration {
-            robot_name: robot_name.to_string(),
-            thread_sampling_time: seconds(
-                "thread_sampling_time_sec",
-                thread_sampling_time_sec,
-                false,
-            )?
-            .expect("a period is never zero"),
-            stamp_source: stamp
-                .parse::<StampSource>()
-                .map_err(|problem| invalid("joint_states_stamp", problem))?,
-        };
-        Ok(NodeParameters {
-            driver,
-            ros,
-            declared: declarer.declared,
-        })
-    }
-}
-
-struct Declarer<'a> {
-    node: &'a Node,
-    declared: Vec<Box<dyn Any + Send + Sync>>,
-}
-
-impl Declarer<'_> {
-    fn mandatory<T: ParameterVariant + Send + Sync>(
+    /// It is missing, or has another type.
+    pub fn mandatory<T: ParameterVariant + Send + Sync>(
         &mut self,
-        name: &'static str,
+        name: &str,
         expected: &'static str,
         description: &'static str,
     ) -> Result<T, ParameterError> {
         self.declare(name, expected, description, None)
     }
 
-    fn optional<T: ParameterVariant + Send + Sync>(
+    /// Declares a parameter that takes `default` when not given.
+    ///
+    /// # Errors
+    /// It has another type.
+    pub fn optional<T: ParameterVariant + Send + Sync>(
         &mut self,
-        name: &'static str,
+        name: &str,
         expected: &'static str,
         description: &'static str,
         default: T,
@@ -230,16 +148,22 @@ impl Declarer<'_> {
         self.declare(name, expected, description, Some(default))
     }
 
+    /// The declarations made, to keep alive.
+    pub fn into_declared(self) -> DeclaredParameters {
+        self.declared
+    }
+
     fn declare<T: ParameterVariant + Send + Sync>(
         &mut self,
-        name: &'static str,
+        name: &str,
         expected: &'static str,
         description: &'static str,
         default: Option<T>,
     ) -> Result<T, ParameterError> {
+        let name = self.name(name);
         let mut builder = self
             .node
-            .declare_parameter::<T>(name)
+            .declare_parameter::<T>(name.as_str())
             .description(description);
         if let Some(default) = default {
             builder = builder.default(default);
@@ -247,7 +171,7 @@ impl Declarer<'_> {
         match builder.read_only() {
             Ok(parameter) => {
                 let value = parameter.get();
-                self.declared.push(Box::new(parameter));
+                self.declared.0.push(Box::new(parameter));
                 Ok(value)
             }
             Err(DeclarationError::NoValueAvailable) => Err(ParameterError::Missing {
@@ -256,16 +180,16 @@ impl Declarer<'_> {
                 node: self.node.fully_qualified_name(),
             }),
             Err(DeclarationError::OverrideValueTypeMismatch) => Err(ParameterError::WrongType {
+                given: self.describe_override(&name),
                 name,
                 expected,
-                given: self.describe_override(name),
             }),
             Err(source) => Err(ParameterError::Declaration { name, source }),
         }
     }
 
     /// What was given for `name`, read through a short-lived dynamically typed declaration.
-    fn describe_override(&self, name: &'static str) -> String {
+    fn describe_override(&self, name: &str) -> String {
         match self
             .node
             .declare_parameter::<ParameterValue>(name)
@@ -275,6 +199,273 @@ impl Declarer<'_> {
             Ok(Some(value)) => describe(&value),
             _ => "of another type".into(),
         }
+    }
+}
+
+/// The configurations read from a node's parameters. Keeps the parameters declared
+/// (read-only, visible to `ros2 param`) for as long as it lives.
+#[derive(Debug)]
+pub struct NodeParameters {
+    /// The driver's configuration.
+    pub driver: RobotDriverGazeboConfiguration,
+    /// The ROS side's configuration.
+    pub ros: RobotDriverRosConfiguration,
+    _declared: DeclaredParameters,
+}
+
+/// The gz-transport settings of a node: one transport node serves every robot of a process.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GzParameters {
+    /// `gz_msgs_prefix`.
+    pub msgs_prefix: MsgsPrefix,
+    /// `gz_partition` (`None`: from the environment).
+    pub partition: Option<String>,
+}
+
+impl GzParameters {
+    /// Declares `gz_msgs_prefix` and `gz_partition` with `reader`.
+    ///
+    /// # Errors
+    /// A mistyped or unknown value, by name.
+    pub fn declare(reader: &mut ParameterReader<'_>) -> Result<Self, ParameterError> {
+        let gz_msgs_prefix = reader.optional::<Arc<str>>(
+            "gz_msgs_prefix",
+            "a string, \"gz.msgs.\" or \"ignition.msgs.\"",
+            "gz message type prefix: gz.msgs. (Harmonic) or ignition.msgs. (Fortress)",
+            "gz.msgs.".into(),
+        )?;
+        let gz_partition = reader.optional::<Arc<str>>(
+            "gz_partition",
+            "a string (empty: from GZ_PARTITION/IGN_PARTITION)",
+            "gz-transport partition; empty takes GZ_PARTITION, then IGN_PARTITION",
+            "".into(),
+        )?;
+        Ok(GzParameters {
+            msgs_prefix: gz_msgs_prefix
+                .parse::<MsgsPrefix>()
+                .map_err(|problem| reader.invalid("gz_msgs_prefix", problem))?,
+            partition: (!gz_partition.is_empty()).then(|| gz_partition.to_string()),
+        })
+    }
+}
+
+/// What a robot's optional parameters are when its block does not set them: the original's
+/// defaults for a single robot; a multi-robot node's own values for the robots it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RobotDefaults {
+    /// `thread_sampling_time_sec`.
+    pub thread_sampling_time_sec: f64,
+    /// `joint_states_stamp`.
+    pub joint_states_stamp: Arc<str>,
+    /// `target_limit_policy`.
+    pub target_limit_policy: Arc<str>,
+    /// `target_keepalive_sec`.
+    pub target_keepalive_sec: f64,
+    /// `initialize_timeout_sec`.
+    pub initialize_timeout_sec: f64,
+}
+
+impl Default for RobotDefaults {
+    /// The original's behaviour: 2 ms, node-clock stamps, clamp, a target every period, no
+    /// initialize timeout.
+    fn default() -> Self {
+        RobotDefaults {
+            thread_sampling_time_sec: DEFAULT_THREAD_SAMPLING_TIME_SEC,
+            joint_states_stamp: "node_clock".into(),
+            target_limit_policy: "clamp".into(),
+            target_keepalive_sec: 0.0,
+            initialize_timeout_sec: 0.0,
+        }
+    }
+}
+
+impl RobotDefaults {
+    /// Declares the robots' optional parameters with `reader` (a multi-robot node's own,
+    /// applying to every robot that does not set them), defaulting to `self`.
+    ///
+    /// # Errors
+    /// A mistyped value, by name.
+    pub fn declare(&self, reader: &mut ParameterReader<'_>) -> Result<Self, ParameterError> {
+        Ok(RobotDefaults {
+            thread_sampling_time_sec: reader.optional(
+                "thread_sampling_time_sec",
+                "a double in seconds, e.g. 0.002 (write 1.0, not 1)",
+                "control loop period in seconds",
+                self.thread_sampling_time_sec,
+            )?,
+            joint_states_stamp: reader.optional(
+                "joint_states_stamp",
+                "a string, \"node_clock\" or \"gazebo\"",
+                "stamp of get/joint_states: node_clock (publication time) or gazebo (sim time)",
+                self.joint_states_stamp.clone(),
+            )?,
+            target_limit_policy: reader.optional(
+                "target_limit_policy",
+                "a string, \"clamp\" or \"refuse\"",
+                "targets outside the joint limits: clamp (with a warning) or refuse",
+                self.target_limit_policy.clone(),
+            )?,
+            target_keepalive_sec: reader.optional(
+                "target_keepalive_sec",
+                "a double in seconds, e.g. 0.0 or 0.1",
+                "0: send the target to Gazebo every period (as the original); > 0: only when it \
+                 changed or after this many seconds",
+                self.target_keepalive_sec,
+            )?,
+            initialize_timeout_sec: reader.optional(
+                "initialize_timeout_sec",
+                "a double in seconds, e.g. 0.0 or 30.0",
+                "how long to wait for Gazebo's joint states; 0 waits until stopped (as the \
+                 original)",
+                self.initialize_timeout_sec,
+            )?,
+        })
+    }
+}
+
+impl NodeParameters {
+    /// Declares every parameter of a single-robot node on `node` (values from its params file
+    /// and `-p` overrides) and builds the two configurations.
+    ///
+    /// # Errors
+    /// The first parameter that is missing, mistyped or invalid, by name.
+    pub fn declare(node: &Node) -> Result<Self, ParameterError> {
+        let mut reader = ParameterReader::new(node);
+        let robot = RobotBlock::declare(&mut reader, None)?;
+        let options = RobotDefaults::default().declare(&mut reader)?;
+        let gz = GzParameters::declare(&mut reader)?;
+        robot.configure(reader, &options, &gz)
+    }
+
+    /// Declares the parameters of robot `group` of a multi-robot node: `<group>.joint_names`,
+    /// `<group>.joint_positions_topic_prefix`, `<group>.joint_states_topic` (mandatory),
+    /// `<group>.robot_name` (default: `group`) and the optional ones, which default to
+    /// `defaults`. The gz-transport settings are the node's, `gz`.
+    ///
+    /// # Errors
+    /// The first parameter that is missing, mistyped or invalid, by name.
+    pub fn declare_robot(
+        node: &Node,
+        group: &str,
+        defaults: &RobotDefaults,
+        gz: &GzParameters,
+    ) -> Result<Self, ParameterError> {
+        let mut reader = ParameterReader::group(node, group);
+        let robot = RobotBlock::declare(&mut reader, Some(group))?;
+        let options = defaults.declare(&mut reader)?;
+        robot.configure(reader, &options, gz)
+    }
+}
+
+/// The parameters that name a robot and its Gazebo topics.
+struct RobotBlock {
+    joint_names: Arc<[Arc<str>]>,
+    joint_positions_topic_prefix: Arc<str>,
+    joint_states_topic: Arc<str>,
+    robot_name: Arc<str>,
+}
+
+impl RobotBlock {
+    /// `robot_name` is mandatory when `robot_name_default` is `None`.
+    fn declare(
+        reader: &mut ParameterReader<'_>,
+        robot_name_default: Option<&str>,
+    ) -> Result<Self, ParameterError> {
+        let joint_names = reader.mandatory::<Arc<[Arc<str>]>>(
+            "joint_names",
+            "a string array, e.g. [\"shoulder_pan_joint\", \"elbow_joint\"]",
+            "Gazebo joint names; the order of every vector on the ROS topics",
+        )?;
+        let joint_positions_topic_prefix = reader.mandatory::<Arc<str>>(
+            "joint_positions_topic_prefix",
+            "a string, e.g. \"/model/ur3e/joint/\"",
+            "joint j is commanded on <prefix><j>/0/cmd_pos (gz.msgs.Double)",
+        )?;
+        let joint_states_topic = reader.mandatory::<Arc<str>>(
+            "joint_states_topic",
+            "a string, e.g. \"/world/ur3e_world/model/ur3e/joint_state\"",
+            "the JointStatePublisher's gz.msgs.Model topic",
+        )?;
+        const ROBOT_NAME: &str = "a string, e.g. \"ur3e_1\"";
+        const ROBOT_NAME_DESCRIPTION: &str =
+            "prefix of the ROS topics: <robot_name>/get/joint_states, ...";
+        let robot_name = match robot_name_default {
+            None => {
+                reader.mandatory::<Arc<str>>("robot_name", ROBOT_NAME, ROBOT_NAME_DESCRIPTION)?
+            }
+            Some(default) => reader.optional::<Arc<str>>(
+                "robot_name",
+                ROBOT_NAME,
+                ROBOT_NAME_DESCRIPTION,
+                default.into(),
+            )?,
+        };
+        Ok(RobotBlock {
+            joint_names,
+            joint_positions_topic_prefix,
+            joint_states_topic,
+            robot_name,
+        })
+    }
+
+    fn configure(
+        self,
+        reader: ParameterReader<'_>,
+        options: &RobotDefaults,
+        gz: &GzParameters,
+    ) -> Result<NodeParameters, ParameterError> {
+        let driver = RobotDriverGazeboConfiguration {
+            joint_names: joint_name_list(&self.joint_names),
+            joint_positions_topic_prefix: self.joint_positions_topic_prefix.to_string(),
+            joint_states_topic: self.joint_states_topic.to_string(),
+            msgs_prefix: gz.msgs_prefix,
+            partition: gz.partition.clone(),
+            limit_policy: parse_limit_policy(
+                reader.name("target_limit_policy"),
+                &options.target_limit_policy,
+            )?,
+            initialize_timeout: seconds(
+                reader.name("initialize_timeout_sec"),
+                options.initialize_timeout_sec,
+                true,
+            )?,
+            forward_mode: match seconds(
+                reader.name("target_keepalive_sec"),
+                options.target_keepalive_sec,
+                true,
+            )? {
+                None => ForwardMode::EveryPeriod,
+                Some(keepalive) => ForwardMode::OnChangeWithKeepalive(keepalive),
+            },
+        };
+        driver
+            .validate()
+            .map_err(|err| driver_parameter_error(err, |name| reader.name(name)))?;
+
+        if self.robot_name.is_empty() {
+            return Err(reader.invalid(
+                "robot_name",
+                "it is empty; it is the prefix of every topic".into(),
+            ));
+        }
+        let ros = RobotDriverRosConfiguration {
+            robot_name: self.robot_name.to_string(),
+            thread_sampling_time: seconds(
+                reader.name("thread_sampling_time_sec"),
+                options.thread_sampling_time_sec,
+                false,
+            )?
+            .expect("a period is never zero"),
+            stamp_source: options
+                .joint_states_stamp
+                .parse::<StampSource>()
+                .map_err(|problem| reader.invalid("joint_states_stamp", problem))?,
+        };
+        Ok(NodeParameters {
+            driver,
+            ros,
+            _declared: reader.into_declared(),
+        })
     }
 }
 
@@ -292,10 +483,6 @@ fn describe(value: &ParameterValue) -> String {
     }
 }
 
-fn invalid(name: &'static str, problem: String) -> ParameterError {
-    ParameterError::Invalid { name, problem }
-}
-
 fn joint_name_list(names: &[Arc<str>]) -> Vec<String> {
     if names.len() == 1 && &*names[0] == EMPTY_LIST {
         return Vec::new();
@@ -303,12 +490,16 @@ fn joint_name_list(names: &[Arc<str>]) -> Vec<String> {
     names.iter().map(|name| name.to_string()).collect()
 }
 
-fn parse_limit_policy(value: &str) -> Result<LimitPolicy, ParameterError> {
+fn invalid(name: String, problem: String) -> ParameterError {
+    ParameterError::Invalid { name, problem }
+}
+
+fn parse_limit_policy(name: String, value: &str) -> Result<LimitPolicy, ParameterError> {
     match value {
         "clamp" => Ok(LimitPolicy::Clamp),
         "refuse" => Ok(LimitPolicy::Refuse),
         other => Err(invalid(
-            "target_limit_policy",
+            name,
             format!("unknown policy {other:?}: expected \"clamp\" or \"refuse\""),
         )),
     }
@@ -316,17 +507,17 @@ fn parse_limit_policy(value: &str) -> Result<LimitPolicy, ParameterError> {
 
 /// A non-negative finite number of seconds; `Ok(None)` for 0 when `zero_means_none`, an error
 /// for 0 otherwise.
-fn seconds(
-    name: &'static str,
+pub(crate) fn seconds(
+    name: String,
     value: f64,
     zero_means_none: bool,
 ) -> Result<Option<Duration>, ParameterError> {
-    let duration = Duration::try_from_secs_f64(value).map_err(|_| {
-        invalid(
+    let Ok(duration) = Duration::try_from_secs_f64(value) else {
+        return Err(invalid(
             name,
             format!("{value} is not a finite, non-negative number of seconds"),
-        )
-    })?;
+        ));
+    };
     match (duration.is_zero(), zero_means_none) {
         (false, _) => Ok(Some(duration)),
         (true, true) => Ok(None),
@@ -338,7 +529,8 @@ fn seconds(
 }
 
 /// The driver's configuration errors, named by the parameter they came from.
-fn driver_parameter_error(err: DriverError) -> ParameterError {
+/// `qualify` turns a parameter name into its full name (with the robot's group).
+fn driver_parameter_error(err: DriverError, qualify: impl Fn(&str) -> String) -> ParameterError {
     let name = match &err {
         DriverError::EmptyParameter { parameter } => match *parameter {
             "partition" => "gz_partition",
@@ -346,7 +538,7 @@ fn driver_parameter_error(err: DriverError) -> ParameterError {
         },
         _ => "joint_names",
     };
-    invalid(name, err.to_string())
+    invalid(qualify(name), err.to_string())
 }
 
 #[cfg(test)]
@@ -356,14 +548,14 @@ mod tests {
     #[test]
     fn seconds_accept_positive_values_and_zero_only_where_it_means_none() {
         assert_eq!(
-            seconds("p", 0.002, false).unwrap(),
+            seconds("p".into(), 0.002, false).unwrap(),
             Some(Duration::from_millis(2))
         );
-        assert_eq!(seconds("p", 0.0, true).unwrap(), None);
-        let err = seconds("thread_sampling_time_sec", 0.0, false).unwrap_err();
+        assert_eq!(seconds("p".into(), 0.0, true).unwrap(), None);
+        let err = seconds("thread_sampling_time_sec".into(), 0.0, false).unwrap_err();
         assert!(err.to_string().contains("greater than zero"), "{err}");
         for bad in [-0.5, f64::NAN, f64::INFINITY] {
-            let err = seconds("initialize_timeout_sec", bad, true).unwrap_err();
+            let err = seconds("initialize_timeout_sec".into(), bad, true).unwrap_err();
             assert!(
                 err.to_string()
                     .starts_with("parameter \"initialize_timeout_sec\" is invalid"),
@@ -383,20 +575,36 @@ mod tests {
 
     #[test]
     fn policies_and_driver_errors_name_their_parameter() {
-        assert_eq!(parse_limit_policy("refuse").unwrap(), LimitPolicy::Refuse);
-        let err = parse_limit_policy("wrap").unwrap_err();
+        let policy = || "target_limit_policy".to_string();
+        assert_eq!(
+            parse_limit_policy(policy(), "refuse").unwrap(),
+            LimitPolicy::Refuse
+        );
+        let err = parse_limit_policy(policy(), "wrap").unwrap_err();
         assert!(err.to_string().contains("\"target_limit_policy\""), "{err}");
-        let err = driver_parameter_error(DriverError::EmptyJointNames);
+        let err = driver_parameter_error(DriverError::EmptyJointNames, str::to_string);
         assert_eq!(
             err.to_string(),
             "parameter \"joint_names\" is invalid: RobotDriverGazebo: joint_names is empty."
         );
-        let err = driver_parameter_error(DriverError::EmptyParameter {
-            parameter: "joint_states_topic",
-        });
+        let err = driver_parameter_error(
+            DriverError::EmptyParameter {
+                parameter: "joint_states_topic",
+            },
+            str::to_string,
+        );
         assert!(err
             .to_string()
             .starts_with("parameter \"joint_states_topic\""));
+        let err = driver_parameter_error(
+            DriverError::EmptyParameter {
+                parameter: "joint_states_topic",
+            },
+            |name| format!("r820_sim.{name}"),
+        );
+        assert!(err
+            .to_string()
+            .starts_with("parameter \"r820_sim.joint_states_topic\""));
     }
 
     #[test]
