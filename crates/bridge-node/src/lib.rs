@@ -41,6 +41,7 @@ mod control_loop;
 mod error;
 mod executor_thread;
 mod messages;
+mod multi;
 mod params;
 mod rate_limit;
 mod ros_log;
@@ -51,6 +52,7 @@ pub use config::{RobotDriverRosConfiguration, StampSource};
 pub use control_loop::{LoopStatistics, RobotDriverRos};
 pub use error::BridgeError;
 pub use executor_thread::ExecutorThread;
+pub use multi::{CompositeParameters, MultiRobot, MultiRobotParameters, RobotLoop};
 pub use params::{
     DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
     RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,

@@ -73,6 +73,13 @@ pub enum ParameterError {
 #[derive(Default)]
 pub struct DeclaredParameters(Vec<Box<dyn Any + Send + Sync>>);
 
+impl DeclaredParameters {
+    /// Keeps `other`'s declarations too.
+    pub(crate) fn extend(&mut self, other: DeclaredParameters) {
+        self.0.extend(other.0);
+    }
+}
+
 impl std::fmt::Debug for DeclaredParameters {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DeclaredParameters({})", self.0.len())
