@@ -7,7 +7,7 @@ for calls the driver's state does not allow, transport failures and cancelled wa
 """
 
 from collections.abc import Sequence
-from typing import Literal, TypedDict, final
+from typing import Literal, Self, TypedDict, final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -20,14 +20,14 @@ __all__ = [
     "ShutdownSignaler",
 ]
 
-FloatArray = npt.NDArray[np.float64]
+_FloatArray = npt.NDArray[np.float64]
 
-class JointStateSnapshot(TypedDict):
+class _JointStateSnapshot(TypedDict):
     """The latest Gazebo message as cached (``RobotDriverGazebo.snapshot()``)."""
 
-    positions: FloatArray
-    velocities: FloatArray
-    efforts: FloatArray
+    positions: _FloatArray
+    velocities: _FloatArray
+    efforts: _FloatArray
     sequence: int
     """Messages received so far; 0 before the first one (values are then NaN)."""
     sim_time_sec: float | None
@@ -35,7 +35,7 @@ class JointStateSnapshot(TypedDict):
     age_sec: float | None
     """Seconds since the message reached the driver."""
 
-class LoopStatistics(TypedDict):
+class _LoopStatistics(TypedDict):
     """What ``RobotDriverROS.control_loop()`` did."""
 
     periods: int
@@ -71,8 +71,8 @@ class RobotDriverGazeboConfiguration:
     """None: the control loop re-sends the target every period (as the original); a number:
     only a changed target, and an unchanged one after this many seconds."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         joint_names: Sequence[str] = ...,
         joint_positions_topic_prefix: str = "",
         joint_states_topic: str = "",
@@ -82,7 +82,7 @@ class RobotDriverGazeboConfiguration:
         limit_policy: Literal["clamp", "refuse"] = "clamp",
         initialize_timeout_sec: float | None = None,
         forward_keepalive_sec: float | None = None,
-    ) -> None:
+    ) -> Self:
         """Raises:
         ValueError: an option value that is not allowed (the fields themselves are checked
             when a driver is built).
@@ -94,7 +94,7 @@ class ShutdownSignaler:
     Once ``shutdown()`` is called, a waiting ``initialize()`` and a control loop given it stop.
     """
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
     def should_shutdown(self) -> bool:
         """True once ``shutdown()`` was called."""
 
@@ -111,9 +111,25 @@ class RobotDriverGazebo:
     raises RuntimeError).
     """
 
-    def __init__(self, *args: ShutdownSignaler | RobotDriverGazeboConfiguration,
-                 configuration: RobotDriverGazeboConfiguration | None = None,
-                 shutdown_signaler: ShutdownSignaler | None = None) -> None:
+    @overload
+    def __new__(
+        cls,
+        configuration: RobotDriverGazeboConfiguration,
+        /,
+        *,
+        shutdown_signaler: ShutdownSignaler | None = None,
+    ) -> Self: ...
+    @overload
+    def __new__(
+        cls, shutdown_signaler: ShutdownSignaler, configuration: RobotDriverGazeboConfiguration, /
+    ) -> Self: ...
+    @overload
+    def __new__(
+        cls,
+        *,
+        configuration: RobotDriverGazeboConfiguration,
+        shutdown_signaler: ShutdownSignaler | None = None,
+    ) -> Self:
         """``RobotDriverGazebo(configuration)`` or, as the original,
         ``RobotDriverGazebo(shutdown_signaler, configuration)``.
 
@@ -153,35 +169,35 @@ class RobotDriverGazebo:
     def disconnect(self) -> None:
         """Unsubscribes and unadvertises; a waiting ``initialize()`` fails. Idempotent."""
 
-    def get_joint_positions(self) -> FloatArray:
+    def get_joint_positions(self) -> _FloatArray:
         """Latest joint positions (rad or m), 1-D float64 in ``joint_names`` order.
 
         Raises:
             RuntimeError: ``RobotDriverGazebo: joint positions not initialized.``
         """
 
-    def get_joint_velocities(self) -> FloatArray:
+    def get_joint_velocities(self) -> _FloatArray:
         """Latest joint velocities, 1-D float64.
 
         Raises:
             RuntimeError: ``RobotDriverGazebo: joint velocities not initialized.``
         """
 
-    def get_joint_torques(self) -> FloatArray:
+    def get_joint_torques(self) -> _FloatArray:
         """Latest joint efforts (Gazebo's ``axis1.force``), 1-D float64.
 
         Raises:
             RuntimeError: ``RobotDriverGazebo: joint torques not initialized.``
         """
 
-    def get_joint_limits(self) -> tuple[FloatArray, FloatArray]:
+    def get_joint_limits(self) -> tuple[_FloatArray, _FloatArray]:
         """``(lower, upper)`` limits captured by ``initialize()``; ±inf for unbounded joints.
 
         Raises:
             RuntimeError: ``RobotDriverGazebo: joint limits not initialized.``
         """
 
-    def snapshot(self) -> JointStateSnapshot:
+    def snapshot(self) -> _JointStateSnapshot:
         """The latest Gazebo message as cached, in any state, with its age."""
 
     def set_target_joint_positions(
@@ -209,13 +225,13 @@ class RobotDriverROSConfiguration:
     """Stamp of ``get/joint_states``: publication time (as the original) or Gazebo's
     simulation time of the state."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         robot_driver_provider_prefix: str = "",
         thread_sampling_time_sec: float = 0.002,
         *,
         joint_states_stamp: Literal["node_clock", "gazebo"] = "node_clock",
-    ) -> None:
+    ) -> Self:
         """Raises:
         ValueError: a period that is not a positive number of seconds; an unknown stamp.
         """
@@ -229,15 +245,15 @@ class RobotDriverROS:
     that serves it.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         driver: RobotDriverGazebo,
         configuration: RobotDriverROSConfiguration,
         shutdown_signaler: ShutdownSignaler | None = None,
         *,
         node_name: str = "sas_robot_driver_ros_gazebo",
         args: Sequence[str] | None = None,
-    ) -> None:
+    ) -> Self:
         """Creates the ROS context from ``args`` (default ``sys.argv``; ``--ros-args`` applies,
         e.g. ``-r __node:=ur3e_1``), the node and its topics.
 
@@ -250,7 +266,7 @@ class RobotDriverROS:
     def node_name(self) -> str:
         """The node's fully qualified name after remapping, e.g. ``"/ur3e_1"``."""
 
-    def control_loop(self) -> LoopStatistics:
+    def control_loop(self) -> _LoopStatistics:
         """Connects and initializes the driver, then every period forwards the latest target
         to Gazebo and publishes the joint states and limits, until ``shutdown()`` (from any
         thread), the shutdown signaler, or SIGINT/SIGTERM (when called on the main thread;
