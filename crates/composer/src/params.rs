@@ -1,0 +1,143 @@
+//! The composer's parameters: the original's four (`robot_driver_client_names`,
+//! `thread_sampling_time_sec`, `override_joint_limits_with_robot_parameter_file`,
+//! `robot_parameter_file_path`) and two of the bridge's (`initialize_timeout_sec`,
+//! `joint_states_stamp`). Every problem names its parameter.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bridge_node::{
+    DeclaredParameters, ParameterError, ParameterReader, StampSource,
+    DEFAULT_THREAD_SAMPLING_TIME_SEC,
+};
+use rclrs::Node;
+
+use crate::{read_joint_limits, JointLimits};
+
+/// The composer's configuration, read from its node's parameters. Keeps them declared for
+/// as long as it lives.
+#[derive(Debug)]
+pub struct ComposerParameters {
+    /// The topic prefixes of the robots composed, in joint order.
+    pub robot_driver_client_names: Vec<String>,
+    /// The composite's loop period.
+    pub thread_sampling_time: Duration,
+    /// The limits to report instead of the robots' (from the robot parameter file).
+    pub joint_limits: Option<JointLimits>,
+    /// How long to wait for the robots' topics (`None`: until stopped).
+    pub initialize_timeout: Option<Duration>,
+    /// Stamp of the composite's joint states.
+    pub stamp_source: StampSource,
+    _declared: DeclaredParameters,
+}
+
+impl ComposerParameters {
+    /// Declares the parameters on `node` and reads the robot parameter file if asked to.
+    ///
+    /// # Errors
+    /// The first parameter that is missing, mistyped or invalid, by name; an unreadable or
+    /// unusable robot parameter file (named by `robot_parameter_file_path`).
+    pub fn declare(node: &Node) -> Result<Self, ParameterError> {
+        let mut reader = ParameterReader::new(node);
+        let names = reader.mandatory::<Arc<[Arc<str>]>>(
+            "robot_driver_client_names",
+            "a string array of robot topic prefixes, e.g. [\"r820_sim\", \"ur3e_sim\"]",
+            "the robots composed, by the prefix of their topics, in joint order",
+        )?;
+        let period = reader.optional(
+            "thread_sampling_time_sec",
+            "a double in seconds, e.g. 0.002 (write 1.0, not 1)",
+            "control loop period in seconds",
+            DEFAULT_THREAD_SAMPLING_TIME_SEC,
+        )?;
+        let override_limits = reader.optional(
+            "override_joint_limits_with_robot_parameter_file",
+            "a bool",
+            "report the joint limits of robot_parameter_file_path instead of the robots'",
+            false,
+        )?;
+        let joint_limits = if override_limits {
+            let path = reader.mandatory::<Arc<str>>(
+                "robot_parameter_file_path",
+                "a string, the path of a DQ_SerialManipulatorDH JSON file",
+                "DQ Robotics robot parameter file whose lower/upper_q_limit are reported",
+            )?;
+            let limits = read_joint_limits(&PathBuf::from(&*path))
+                .map_err(|err| reader.invalid("robot_parameter_file_path", err.to_string()))?;
+            Some(limits)
+        } else {
+            None
+        };
+        let initialize_timeout = reader.optional(
+            "initialize_timeout_sec",
+            "a double in seconds, e.g. 0.0 or 30.0",
+            "how long to wait for the robots' topics; 0 waits until stopped (as the original)",
+            0.0,
+        )?;
+        let stamp = reader.optional::<Arc<str>>(
+            "joint_states_stamp",
+            "a string, \"node_clock\" or \"gazebo\"",
+            "stamp of get/joint_states: node_clock (publication time) or gazebo (the oldest \
+             robot's stamp)",
+            "node_clock".into(),
+        )?;
+
+        let mut robot_driver_client_names: Vec<String> = Vec::with_capacity(names.len());
+        for name in names.iter() {
+            if name.is_empty() {
+                return Err(reader.invalid(
+                    "robot_driver_client_names",
+                    "it has an empty name; each is a robot's topic prefix".into(),
+                ));
+            }
+            if robot_driver_client_names.iter().any(|n| n == &**name) {
+                return Err(reader.invalid(
+                    "robot_driver_client_names",
+                    format!("{name:?} is listed twice; each robot can be composed once"),
+                ));
+            }
+            robot_driver_client_names.push(name.to_string());
+        }
+        if robot_driver_client_names.is_empty() {
+            return Err(reader.invalid(
+                "robot_driver_client_names",
+                "it is empty; compose at least one robot".into(),
+            ));
+        }
+        let thread_sampling_time = seconds(&reader, "thread_sampling_time_sec", period)?
+            .ok_or_else(|| {
+                reader.invalid(
+                    "thread_sampling_time_sec",
+                    format!("{period} s; it must be greater than zero (at least 1 ns)"),
+                )
+            })?;
+        let initialize_timeout = seconds(&reader, "initialize_timeout_sec", initialize_timeout)?;
+        let stamp_source = stamp
+            .parse::<StampSource>()
+            .map_err(|problem| reader.invalid("joint_states_stamp", problem))?;
+        Ok(ComposerParameters {
+            robot_driver_client_names,
+            thread_sampling_time,
+            joint_limits,
+            initialize_timeout,
+            stamp_source,
+            _declared: reader.into_declared(),
+        })
+    }
+}
+
+/// A finite, non-negative number of seconds; `None` for 0.
+fn seconds(
+    reader: &ParameterReader<'_>,
+    name: &str,
+    value: f64,
+) -> Result<Option<Duration>, ParameterError> {
+    let duration = Duration::try_from_secs_f64(value).map_err(|_| {
+        reader.invalid(
+            name,
+            format!("{value} is not a finite, non-negative number of seconds"),
+        )
+    })?;
+    Ok((!duration.is_zero()).then_some(duration))
+}
