@@ -1,0 +1,69 @@
+"""Start the bridges of the two-arm world (sdf/longboy_world.sdf: the R820 carrying the UR3e,
+one 13-joint model) and compose them into one robot, longboy_sim.
+
+Arguments:
+  config_file  YAML parameter file (default: <share>/sas_robot_driver_gazebo/config/longboy.yaml)
+  in_process   false -> three processes, as the original: the bridge nodes r820_sim and
+                        ur3e_sim, and the composer longboy_sim reaching them over ROS topics
+                        (default)
+               true  -> one process, longboy_robots: both robots and the composite, which
+                        reads the robots' joint states directly (no DDS hop)
+
+Either way the topics are /r820_sim/..., /ur3e_sim/... and /longboy_sim/... (13 joints, the
+R820's first). Gazebo runs separately, e.g. `gz sim -s -r longboy_world.sdf`.
+
+Example:
+  ros2 launch sas_robot_driver_gazebo longboy_launch.py in_process:=true
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition, UnlessCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+PACKAGE = "sas_robot_driver_gazebo"
+BRIDGE = "sas_robot_driver_ros_gazebo_node"
+COMPOSER = "sas_robot_driver_ros_composer_node"
+
+
+def generate_launch_description():
+    default_config = os.path.join(get_package_share_directory(PACKAGE), "config", "longboy.yaml")
+    config_file = LaunchConfiguration("config_file")
+    in_process = LaunchConfiguration("in_process")
+
+    def node(executable, name, condition):
+        return Node(
+            package=PACKAGE,
+            executable=executable,
+            name=name,
+            parameters=[config_file],
+            output="screen",
+            emulate_tty=True,
+            condition=condition,
+        )
+
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument(
+                "config_file",
+                default_value=default_config,
+                description="YAML parameter file with the blocks r820_sim, ur3e_sim, "
+                "longboy_sim and longboy_robots.",
+            ),
+            DeclareLaunchArgument(
+                "in_process",
+                default_value="false",
+                choices=["true", "false"],
+                description="true: one process composing in memory; false: three processes "
+                "composing over ROS topics.",
+            ),
+            node(BRIDGE, "r820_sim", UnlessCondition(in_process)),
+            node(BRIDGE, "ur3e_sim", UnlessCondition(in_process)),
+            node(COMPOSER, "longboy_sim", UnlessCondition(in_process)),
+            node(BRIDGE, "longboy_robots", IfCondition(in_process)),
+        ]
+    )
