@@ -183,7 +183,8 @@ def test_a_target_is_sent_to_gazebo_and_the_joints_reach_it(driver):
     target = [0.1, -0.2, 0.3, -0.15, 0.25, -0.3]
     assert driver.set_target_joint_positions(target) is None
     wait_for_positions(driver, target)
-    assert np.allclose(driver.get_joint_velocities(), 0, atol=1e-3)
+    wait_for(lambda: np.allclose(driver.get_joint_velocities(), 0, atol=1e-3), 10,
+             'the joints to stop at the target')
 
     # numpy arrays of other dtypes, tuples and 1-D views are converted
     driver.set_target_joint_positions(np.array([0, 0, 1, 0, 0, 0], dtype=np.int64))
