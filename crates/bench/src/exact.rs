@@ -59,6 +59,9 @@ pub struct StateLag {
     pub reports: usize,
     /// Reports in the window that carry no Gazebo message the monitor received.
     pub reports_unmatched: usize,
+    /// The lags summarised in `lag`, in nanoseconds (for pooling robots; not written out).
+    #[serde(skip)]
+    pub lags_ns: Vec<i64>,
 }
 
 /// Lag when reports carry the Gazebo stamp (`joint_states_stamp: gazebo`).
@@ -156,6 +159,40 @@ fn match_reports(
         until_published: summarize(&until_published),
         reports: reports_in_window,
         reports_unmatched,
+        lags_ns: lags,
+    }
+}
+
+/// Several robots' state lags taken together.
+#[derive(Clone, Debug, Serialize)]
+pub struct PooledStateLag {
+    /// Robots pooled.
+    pub robots: usize,
+    /// Gazebo messages in the window, all robots.
+    pub gazebo_messages: usize,
+    /// Of those, never reported.
+    pub never_reported: usize,
+    /// Every robot's lags together.
+    pub lag: Option<Summary>,
+    /// The largest of the robots' own p99.
+    pub worst_robot_p99_ms: Option<f64>,
+}
+
+/// Pools robots' state lags.
+pub fn pool(robots: &[StateLag]) -> PooledStateLag {
+    let lags: Vec<i64> = robots
+        .iter()
+        .flat_map(|r| r.lags_ns.iter().copied())
+        .collect();
+    PooledStateLag {
+        robots: robots.len(),
+        gazebo_messages: robots.iter().map(|r| r.gazebo_messages).sum(),
+        never_reported: robots.iter().map(|r| r.never_reported).sum(),
+        lag: summarize(&lags),
+        worst_robot_p99_ms: robots
+            .iter()
+            .filter_map(|r| r.lag.as_ref().map(|l| l.p99_ms))
+            .reduce(f64::max),
     }
 }
 
@@ -368,6 +405,22 @@ mod tests {
         assert_eq!((summary.min_ms, summary.max_ms), (1.0, 1.5));
         let published = lag.until_published.unwrap();
         assert_eq!((published.min_ms, published.max_ms), (0.75, 1.25));
+    }
+
+    #[test]
+    fn pooling_robots() {
+        let one = state_lag_by_stamp(&[gz(10.0, 2, &[0.1])], &[report(11.0, 2, &[0.1])], ALL);
+        let two = state_lag_by_stamp(
+            &[gz(10.0, 2, &[0.1]), gz(12.0, 4, &[0.2])],
+            &[report(13.0, 2, &[0.1])],
+            ALL,
+        );
+        let pooled = pool(&[one, two]);
+        assert_eq!(pooled.robots, 2);
+        assert_eq!((pooled.gazebo_messages, pooled.never_reported), (3, 1));
+        let lag = pooled.lag.unwrap();
+        assert_eq!((lag.count, lag.min_ms, lag.max_ms), (2, 1.0, 3.0));
+        assert_eq!(pooled.worst_robot_p99_ms, Some(3.0));
     }
 
     #[test]

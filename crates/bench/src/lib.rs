@@ -13,9 +13,13 @@
 //! - [`procstat`]: CPU (user+sys, % of one core), RSS and wake-ups of the processes under test,
 //!   sampled from `/proc` once a second.
 //!
+//! For runs with many robots in one bridge process, the monitor can also send the benchmark's
+//! sinusoid targets itself ([`drive`]).
+//!
 //! Times are nanoseconds since the monitor's epoch (`i64`), durations in results are
 //! milliseconds (`f64`).
 
+pub mod drive;
 pub mod exact;
 pub mod original;
 pub mod procstat;

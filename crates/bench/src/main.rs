@@ -2,8 +2,8 @@
 //! from one process on one monotonic clock.
 //!
 //! It subscribes to each robot's Gazebo joint states and `cmd_pos` commands (gz-transport) and
-//! to its `get/joint_states` reports and `set/target_joint_positions` targets (ROS 2), waits
-//! until all of them flow, records for `duration_s`, samples the watched processes' CPU and
+//! to its `get/joint_states` reports and `set/target_joint_positions` targets (ROS 2) — sending
+//! those targets itself for robots the spec says to drive —, waits until all of them flow, records for `duration_s`, samples the watched processes' CPU and
 //! memory meanwhile, then writes the figures (see the `bench` library) as JSON.
 //!
 //! Exit codes: 0 with a result written; 1 when the streams never flowed or anything else
@@ -12,10 +12,12 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use bench::drive;
 use bench::exact::{self, Window};
 use bench::original;
 use bench::procstat::{self, ProcessSampler};
@@ -30,10 +32,11 @@ use gz_transport::{msgs, NodeOptions};
 use parking_lot::Mutex;
 use rclrs::{
     Context, CreateBasicExecutor, Executor, InitOptions, IntoPrimitiveOptions, MessageInfo,
-    SpinOptions,
+    Publisher, SpinOptions,
 };
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::Float64MultiArray;
+use ros_env::std_msgs::msg::Float64MultiArray as Float64MultiArrayMessage;
 use serde_json::{json, Value};
 use tracing_subscriber::EnvFilter;
 
@@ -150,6 +153,9 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
         gz_subscriptions.push(subscription);
     }
     for (robot, recording) in spec.robots.iter().zip(&recordings) {
+        if !robot.commands {
+            continue;
+        }
         for (joint, topic) in robot.command_topics().into_iter().enumerate() {
             let recording = recording.clone();
             let subscription = gz
@@ -212,6 +218,23 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
         );
     }
 
+    let mut driven = Vec::new();
+    for (robot, recording) in spec.robots.iter().zip(&recordings) {
+        if robot.drive {
+            let topic = format!("{}/set/target_joint_positions", robot.name);
+            let publisher = node
+                .create_publisher::<Float64MultiArrayMessage>(
+                    topic.as_str().keep_last(1).reliable(),
+                )
+                .with_context(|| format!("cannot advertise {topic}"))?;
+            driven.push((publisher, recording.clone()));
+        }
+    }
+    let driver = (!driven.is_empty())
+        .then(|| Driver::start(driven))
+        .transpose()
+        .context("cannot start the target thread")?;
+
     wait_until_flowing(&mut executor, spec, &recordings)?;
     let start_ns = clock.now_ns();
     let sampler = ProcessSampler::start(spec.watch.clone(), clock, Duration::from_secs(1))
@@ -220,6 +243,9 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
     let end_ns = start_ns + (spec.duration_s * 1e9) as i64;
     spin_until(&mut executor, clock, end_ns);
     let processes = sampler.stop();
+    if let Some(driver) = driver {
+        driver.stop();
+    }
     // Stop recording before taking the recordings.
     drop((ros_subscriptions, target_subscriptions, gz_subscriptions));
 
@@ -233,6 +259,7 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
         end_ns,
     };
     let mut robots = Vec::new();
+    let mut states = Vec::new();
     let mut trajectory = Value::Null;
     for (index, (robot, recording)) in spec.robots.iter().zip(&recordings).enumerate() {
         let recording = std::mem::take(&mut *recording.lock());
@@ -259,9 +286,11 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
         robots.push(json!({
             "name": robot.name,
             "joint_names": robot.joint_names,
-            "state": state,
+            "state": &state,
             "state_by_values": cross_check,
-            "command": exact::command_lag(&recording.targets, &recording.commands, window),
+            "command": robot.commands.then(|| {
+                exact::command_lag(&recording.targets, &recording.commands, window)
+            }),
             "gazebo_delivery": exact::gazebo_delivery(&recording.gazebo, window),
             "original_method": figure,
             "report_rate_hz": round(
@@ -276,12 +305,14 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
                 "commands": recording.commands.iter().map(Vec::len).sum::<usize>(),
             },
         }));
+        states.push(state);
     }
     let result = json!({
         "duration_s": spec.duration_s,
         "skip_s": spec.skip_s,
         "window_s": [spec.skip_s, round((window.end_ns - start_ns) as f64 / 1e9, 3)],
         "robots": robots,
+        "all_robots": (states.len() > 1).then(|| exact::pool(&states)),
         "processes": processes
             .iter()
             .map(|series| procstat::usage(series, cpu_window, start_ns))
@@ -291,6 +322,61 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
     let text = serde_json::to_string_pretty(&result).context("cannot serialise the result")?;
     std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
     Ok(())
+}
+
+/// Sends the benchmark's sinusoid targets to the robots the monitor drives, each from its
+/// first reported positions, every 10 ms on an absolute-deadline grid, on its own thread.
+struct Driver {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Driver {
+    fn start(
+        robots: Vec<(Publisher<Float64MultiArrayMessage>, SharedRecording)>,
+    ) -> std::io::Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("drive".into())
+            .spawn(move || {
+                let mut starts: Vec<Option<(Vec<f64>, u64)>> = vec![None; robots.len()];
+                let mut deadline = std::time::Instant::now();
+                let mut step = 0u64;
+                while !stopping.load(Ordering::Relaxed) {
+                    for ((publisher, recording), start) in robots.iter().zip(&mut starts) {
+                        if start.is_none() {
+                            let first = recording
+                                .lock()
+                                .reports
+                                .first()
+                                .map(|r| r.positions.clone());
+                            *start = first.map(|q0| (q0, step));
+                        }
+                        if let Some((q0, first_step)) = start {
+                            let message = Float64MultiArrayMessage {
+                                data: drive::target(q0, step - *first_step),
+                                ..Default::default()
+                            };
+                            if let Err(err) = publisher.publish(message) {
+                                tracing::warn!("cannot send a target: {err}");
+                            }
+                        }
+                    }
+                    step += 1;
+                    deadline += drive::PERIOD;
+                    std::thread::sleep(
+                        deadline.saturating_duration_since(std::time::Instant::now()),
+                    );
+                }
+            })?;
+        Ok(Driver { stop, thread })
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.thread.join();
+    }
 }
 
 /// Spins until every robot has Gazebo states, reports and targets, or the spec's timeout.
@@ -358,8 +444,11 @@ fn log_errors(errors: Vec<rclrs::RclrsError>) {
     }
 }
 
+/// Rows of the original's sampling kept for the overview plot: every 5th (10 Hz).
+const OVERVIEW_DECIMATION: usize = 5;
+
 /// The first joint of the first robot: full-rate Gazebo and reported positions (degrees) over
-/// `trajectory_s` after the warm-up, and the original's 20 ms rows over the whole run.
+/// `trajectory_s` after the warm-up, and every 5th of the original's 20 ms rows over the run.
 fn trajectory_excerpt(
     spec: &RunSpec,
     recording: &RobotRecording,
@@ -383,6 +472,7 @@ fn trajectory_excerpt(
             .map(|r| [seconds(r.arrival_ns), degrees(first_joint(&r.positions))])
             .collect::<Vec<_>>(),
         "original_rows": rows.iter()
+            .step_by(OVERVIEW_DECIMATION)
             .filter(|row| !row.gazebo.is_empty() && !row.reported.is_empty())
             .map(|row| [round(row.t_s, 3), degrees(row.gazebo[0]), degrees(row.reported[0])])
             .collect::<Vec<_>>(),

@@ -159,12 +159,13 @@ mod tests {
 
     const MS: i64 = 1_000_000;
 
-    /// A motion without a period (two incommensurate sinusoids, ±0.17 rad, the faster at
-    /// 1 Hz) sampled every 2 ms on the Gazebo side and reported `delay_ms` later.
+    /// A motion without a period (two incommensurate sinusoids, ±0.17 rad: 1 Hz, and the
+    /// benchmark's own 2/π rad/s) sampled every 2 ms on the Gazebo side and reported
+    /// `delay_ms` later.
     fn streams(delay_ms: i64, seconds: i64) -> (Vec<GazeboSample>, Vec<ReportSample>) {
         let position = |t_ns: i64| {
             let t = t_ns as f64 / 1e9;
-            0.085 * ((t * std::f64::consts::TAU).sin() + (t * 0.6366).sin())
+            0.085 * ((t * std::f64::consts::TAU).sin() + (t * std::f64::consts::FRAC_2_PI).sin())
         };
         let gazebo = (0..seconds * 500)
             .map(|i| GazeboSample {
@@ -203,7 +204,7 @@ mod tests {
         let figure = analyse(&rows, 30.0).unwrap();
         assert_eq!(figure.lag_ms, 0.0);
         // The throttled Gazebo view can be up to 20 ms older than the report: at most
-        // (0.085 rad · 2π/s + 0.085 rad · 0.64/s) · 0.02 s ≈ 0.67°.
+        // (0.085 rad · 2π/s + 0.085 rad · 2/π /s) · 0.02 s ≈ 0.67°.
         assert!(figure.largest_gap_deg < 0.7, "{figure:?}");
         assert!(figure.printed.starts_with("reported 0 ms behind Gazebo"));
     }

@@ -43,7 +43,7 @@ pub struct ProcReading {
     pub threads: usize,
     /// Voluntary context switches of the counted threads.
     pub voluntary_switches: u64,
-    /// The counted threads by name.
+    /// The counted threads by name (the main thread as `<name> (main)`).
     pub by_thread: BTreeMap<String, ThreadTotals>,
 }
 
@@ -74,6 +74,8 @@ pub fn read_process(watch: &WatchSpec, t_ns: i64) -> Option<ProcReading> {
         let dir = task.path();
         let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
         let name = comm.trim();
+        // The main thread keeps the process name, which unnamed threads share: tell it apart.
+        let is_main = task.file_name().to_str() == Some(watch.pid.to_string().as_str());
         let ticks = std::fs::read_to_string(dir.join("stat"))
             .ok()
             .and_then(|s| stat_cpu_ticks(&s))
@@ -91,7 +93,12 @@ pub fn read_process(watch: &WatchSpec, t_ns: i64) -> Option<ProcReading> {
             .and_then(|status| status_field(&status, "voluntary_ctxt_switches:"))
             .unwrap_or(0);
         voluntary_switches += switches;
-        let totals = by_thread.entry(name.to_owned()).or_default();
+        let label = if is_main {
+            format!("{name} (main)")
+        } else {
+            name.to_owned()
+        };
+        let totals = by_thread.entry(label).or_default();
         totals.count += 1;
         totals.cpu_ticks += ticks;
         totals.voluntary_switches += switches;
@@ -373,6 +380,10 @@ mod tests {
         );
         assert!(last_all.rss_kib > 0 && last_all.threads >= 2);
         assert!(last_all.by_thread.contains_key("busy-spinner"));
+        assert!(last_all
+            .by_thread
+            .keys()
+            .any(|name| name.ends_with(" (main)")));
         assert!(!last_rest.by_thread.contains_key("busy-spinner"));
     }
 

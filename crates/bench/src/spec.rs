@@ -6,7 +6,7 @@
 //!              "joint_states_topic": "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state",
 //!              "joint_positions_topic_prefix": "/model/ur3e/joint/",
 //!              "joint_names": ["shoulder_pan_joint", "elbow_joint"],
-//!              "match_by": "stamp"}],
+//!              "match_by": "stamp", "drive": false, "commands": true}],
 //!  "watch": [{"label": "bridge", "pid": 1234, "exclude_threads": ["gil-hog"]}]}
 //! ```
 
@@ -68,6 +68,18 @@ pub struct RobotSpec {
     pub joint_names: Vec<String>,
     /// How reports are matched to Gazebo messages.
     pub match_by: MatchBy,
+    /// The monitor sends the sinusoid targets itself (from the first reported positions)
+    /// instead of a client process.
+    #[serde(default)]
+    pub drive: bool,
+    /// Whether to time the command path (subscribe to its `cmd_pos` topics). With many robots,
+    /// one robot's suffices: every robot's commands would cost the monitor more than it tells.
+    #[serde(default = "yes")]
+    pub commands: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl RobotSpec {
