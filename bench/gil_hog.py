@@ -8,10 +8,12 @@ loop instead: the same hold on the GIL plus a full core of CPU. Either way the i
 the lock to another Python thread only when asked to, every sys.getswitchinterval() (5 ms).
 
 The thread is named `gil-hog` (the OS thread name), so the benchmark can leave its CPU time out
-of the bridge's.
+of the bridge's, and runs at normal priority even when the program was started at a real-time
+one (a busy real-time thread would take a core from everything else).
 """
 
 import ctypes
+import os
 import runpy
 import sys
 import threading
@@ -20,15 +22,21 @@ PR_SET_NAME = 15
 SLEEP_US = 1000
 
 
+def become_hog():
+    """Names this thread and gives it normal priority (pid 0: the calling thread)."""
+    ctypes.CDLL(None).prctl(PR_SET_NAME, b'gil-hog', 0, 0, 0)
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
 def hold():
+    become_hog()
     libc = ctypes.PyDLL(None)
-    libc.prctl(PR_SET_NAME, b'gil-hog', 0, 0, 0)
     while True:
         libc.usleep(SLEEP_US)
 
 
 def busy():
-    ctypes.CDLL(None).prctl(PR_SET_NAME, b'gil-hog', 0, 0, 0)
+    become_hog()
     spins = 0
     while True:
         spins += 1

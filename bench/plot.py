@@ -21,7 +21,11 @@ THREAD_KINDS = [  # (label, predicate on the thread name), first match wins
     ('DDS (Fast DDS threads)', lambda name: name.startswith('dds.')),
     ('gz-transport (receive, discovery)', lambda name: name.startswith('gz-')),
     ('ROS executor', lambda name: name == 'ros-executor'),
-    ('loop, ZeroMQ I/O, interpreter', lambda name: True),
+    ('Python main thread (loop baseline: the loop)', lambda name: name == 'python (main)'),
+    ('control loop (node main thread, loop-<robot>, sas-py-wait)',
+     lambda name: name.endswith(' (main)') or name.startswith('loop-')
+     or name == 'sas-py-wait'),
+    ('other (ZeroMQ I/O, runtime, Python threads)', lambda name: True),
 ]
 
 
@@ -29,8 +33,21 @@ def ran(result: dict) -> list[dict]:
     return [s for s in result['scenarios'] if s['status'] == 'run']
 
 
-def bridge(scenario: dict) -> dict:
-    return next((p for p in scenario['processes'] if p['label'] == 'bridge'), {})
+def bridges(scenario: dict) -> list[dict]:
+    """The processes under test (one, or several for the composer scenario)."""
+    return [p for p in scenario['processes'] if p['label'] == 'bridge']
+
+
+def bridge_cpu(scenario: dict):
+    values = [p['cpu_percent'] for p in bridges(scenario)]
+    return None if not values or None in values else sum(values)
+
+
+def lag_of(scenario: dict, key: str):
+    """A scenario's lag summary: `state` pooled over its robots, `command` of its first."""
+    if key == 'state' and scenario.get('all_robots'):
+        return scenario['all_robots']['lag']
+    return (scenario['robots'][0][key] or {}).get('lag')
 
 
 def plot_trajectories(result: dict, path: Path) -> Path | None:
@@ -74,7 +91,7 @@ def plot_trajectories(result: dict, path: Path) -> Path | None:
 def cdf_plot(ax, scenarios: list[dict], key: str, title: str):
     limit = 0.0
     for scenario in scenarios:
-        lag = scenario['robots'][0][key]['lag']
+        lag = lag_of(scenario, key)
         if not lag:
             continue
         xs = [point[0] for point in lag['cdf']]
@@ -105,7 +122,7 @@ def plot_lag_cdf(result: dict, path: Path) -> Path | None:
 
 
 def plot_cpu(result: dict, path: Path) -> Path | None:
-    scenarios = [s for s in ran(result) if bridge(s).get('cpu_percent') is not None]
+    scenarios = [s for s in ran(result) if bridge_cpu(s) is not None]
     if not scenarios:
         return None
     fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(scenarios) + 2), 4.2))
@@ -114,25 +131,27 @@ def plot_cpu(result: dict, path: Path) -> Path | None:
     for label, matches in THREAD_KINDS:
         heights = []
         for scenario in scenarios:
-            threads = [t for t in bridge(scenario).get('by_thread', [])
+            threads = [t for process in bridges(scenario) for t in process['by_thread']
                        if kind_of(t['name']) == label]
             heights.append(sum(t['cpu_percent'] for t in threads))
         ax.bar(positions, heights, bottom=bottoms, width=0.6, label=label)
         bottoms = [b + h for b, h in zip(bottoms, heights)]
     for x, scenario in zip(positions, scenarios):
-        usage = bridge(scenario)
-        samples = [sample[1] for sample in usage['cpu_series']]
-        ax.plot([x] * len(samples), samples, 'k.', ms=3, alpha=0.5)
-        ax.annotate(f"{usage['cpu_percent']:.1f} %", (x, usage['cpu_percent']),
-                    textcoords='offset points', xytext=(0, 6), ha='center', fontsize=8)
+        processes = bridges(scenario)
+        if len(processes) == 1:
+            samples = [sample[1] for sample in processes[0]['cpu_series']]
+            ax.plot([x] * len(samples), samples, 'k.', ms=3, alpha=0.5)
+        total = bridge_cpu(scenario)
+        ax.annotate(f'{total:.1f} %', (x, total), textcoords='offset points', xytext=(0, 6),
+                    ha='center', fontsize=8)
     for bound, text in ((2.0, 'target at 2 ms'), (4.0, 'target at 1 ms')):
         ax.axhline(bound, color='r', lw=0.7, ls='--')
         ax.annotate(text, (len(scenarios) - 0.5, bound), fontsize=7, color='r', va='bottom',
                     ha='right')
     ax.set_xticks(list(positions), [s['name'] for s in scenarios], fontsize=8)
     ax.set_ylabel('bridge CPU, % of one core')
-    ax.set_title('Bridge CPU after warm-up (bars: by thread kind; dots: each second)',
-                 fontsize=10)
+    ax.set_title('Bridge CPU after warm-up (bars: by thread kind, summed over the processes '
+                 'under test; dots: each second)', fontsize=9)
     ax.legend(fontsize=7, loc='upper left')
     ax.grid(axis='y', alpha=0.3)
     fig.tight_layout()

@@ -20,6 +20,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -50,10 +51,15 @@ READY_TIMEOUT_S = 90.0
 # exactly 1.0 both run on the same monotonic clock with the same period, and the phase they
 # happened to start with would decide the lag (anywhere in 0..period) for the whole run.
 SIM_REAL_TIME_FACTOR = 0.9995
-# The monitor runs with a real-time priority when the system allows it, so that its own
-# timestamps stay accurate on a loaded machine; the processes under test run as users run them.
-MONITOR_PRIORITY = ['chrt', '--fifo', '10']
+# Real-time priorities (when the system grants them): the monitor above everything, so that its
+# timestamps stay accurate on a loaded machine; the simulator and the client above ordinary
+# processes, so that the machine's load disturbs the process under test and not the conditions
+# it is tested in. The bridge runs as users run it, unless --bridge-realtime.
+MONITOR_PRIORITY = ['chrt', '--fifo', '20']
+ENVIRONMENT_PRIORITY = ['chrt', '--fifo', '10']
 STOP_GRACE_S = 5.0
+# Full-rate trajectory kept per scenario for the overlay plot.
+TRAJECTORY_S = 0.2
 # The name of the GIL-hogging thread (bench/gil_hog.py), excluded from the bridge's CPU.
 GIL_HOG_THREAD = 'gil-hog'
 
@@ -67,14 +73,17 @@ class Scenario:
     name: str
     title: str
     period_s: float
-    kind: str                  # node | python_script | python_loop | multi_robot | composed
+    kind: str  # node | python_script | python_loop | multi_robot | composed[_in_process]
     gil_hog: str | None = None  # None | 'hold' (GIL held while sleeping) | 'busy' (+ a core)
     robots: int = 1
+    parameters: dict | None = None  # bridge parameters beyond config/config.yaml's
 
 
 SCENARIOS = [
     Scenario('node_2ms', 'node, 2 ms', 0.002, 'node'),
     Scenario('node_1ms', 'node, 1 ms', 0.001, 'node'),
+    Scenario('node_2ms_on_change', 'node, 2 ms, targets sent on change (keepalive 0.1 s)',
+             0.002, 'node', parameters={'target_keepalive_sec': 0.1}),
     Scenario('python_2ms', 'Python script, 2 ms', 0.002, 'python_script'),
     Scenario('python_2ms_gil', 'Python script, 2 ms, thread holding the GIL', 0.002,
              'python_script', gil_hog='hold'),
@@ -85,7 +94,10 @@ SCENARIOS = [
     Scenario('robots_1', '1 robot in one process, 2 ms', 0.002, 'multi_robot', robots=1),
     Scenario('robots_4', '4 robots in one process, 2 ms', 0.002, 'multi_robot', robots=4),
     Scenario('robots_16', '16 robots in one process, 2 ms', 0.002, 'multi_robot', robots=16),
-    Scenario('composed', 'composed R820 + UR3e (13 joints), 2 ms', 0.002, 'composed'),
+    Scenario('composed', 'composed R820 + UR3e (13 joints): 2 nodes + composer node, 2 ms',
+             0.002, 'composed'),
+    Scenario('composed_in_process', 'composed R820 + UR3e (13 joints) in one process, 2 ms',
+             0.002, 'composed_in_process'),
 ]
 BY_NAME = {s.name: s for s in SCENARIOS}
 
@@ -164,27 +176,178 @@ def isolated_env(scenario: str, index: int) -> tuple[dict, str]:
     return env, partition
 
 
-def bridge_command(scenario: Scenario, params_file: Path, bin_dir: Path) -> tuple[list, str]:
-    """The bridge's command line and how its reports are matched to Gazebo messages."""
-    ros_args = ['--ros-args', '-r', '__node:=ur3e_1', '--params-file', params_file]
-    if scenario.kind == 'node':
-        node = bin_dir / 'sas_robot_driver_ros_gazebo_node'
-        if not node.is_file():
-            raise NotAvailable(f'{node} is missing (build bridge-node)')
-        return [node, *ros_args], 'stamp'
-    if scenario.kind == 'python_script':
-        if not PYTHON_SCRIPT.is_file():
-            raise NotAvailable(f'{PYTHON_SCRIPT.relative_to(ROOT)} does not exist yet '
-                               '(the Python issue is in progress)')
-        return [PYTHON, *hog_wrapper(scenario), PYTHON_SCRIPT, *ros_args], python_script_match()
-    if scenario.kind == 'python_loop':
-        check_module()
-        return [PYTHON, *hog_wrapper(scenario), PYTHON_LOOP, *ros_args], 'values'
+@dataclass
+class Plan:
+    """What a scenario starts and what the monitor watches."""
+    world: Path
+    bridges: list            # [(label, command line)]: the processes under test
+    clients: list            # [(label, robot topic)]: joint_interface_example.py instances
+    robots: list             # the monitor's robot specs
+    resource_path: Path | None = None  # extra GZ_SIM_RESOURCE_PATH entry (generated models)
+
+
+def robot_spec(name: str, parameters: dict, match_by: str, **extra) -> dict:
+    return {'name': name, 'joint_states_topic': parameters['joint_states_topic'],
+            'joint_positions_topic_prefix': parameters['joint_positions_topic_prefix'],
+            'joint_names': parameters['joint_names'], 'match_by': match_by, **extra}
+
+
+class NoAliases(yaml.SafeDumper):
+    """rcl's params-file parser knows no YAML anchors: repeat shared values instead."""
+
+    def ignore_aliases(self, data):
+        return True
+
+
+def write_params(path: Path, blocks: dict) -> Path:
+    """A ROS params file: {node name: parameters}."""
+    path.write_text(yaml.dump({node: {'ros__parameters': parameters}
+                               for node, parameters in blocks.items()}, Dumper=NoAliases))
+    return path
+
+
+def node_help(bin_dir: Path) -> str:
+    node = bin_dir / 'sas_robot_driver_ros_gazebo_node'
+    if not node.is_file():
+        raise NotAvailable(f'{node} is missing (build bridge-node)')
+    return subprocess.run([node, '--help'], capture_output=True, text=True).stdout
+
+
+def plan(scenario: Scenario, bin_dir: Path, log_dir: Path) -> Plan:
+    """The processes and robots of a scenario; NotAvailable if its pieces do not exist."""
+    common = {'thread_sampling_time_sec': scenario.period_s, 'joint_states_stamp': 'gazebo',
+              **(scenario.parameters or {})}
+    node = bin_dir / 'sas_robot_driver_ros_gazebo_node'
+
+    def ros_args(node_name: str, params: Path) -> list:
+        return ['--ros-args', '-r', f'__node:={node_name}', '--params-file', params]
+
+    if scenario.kind in ('node', 'python_script', 'python_loop'):
+        parameters = {**ur3e_parameters(), **common}
+        params = write_params(log_dir / 'params.yaml', {'ur3e_1': parameters})
+        if scenario.kind == 'node':
+            node_help(bin_dir)
+            bridge, match_by = [node], 'stamp'
+        elif scenario.kind == 'python_script':
+            if not PYTHON_SCRIPT.is_file():
+                raise NotAvailable(f'{PYTHON_SCRIPT.relative_to(ROOT)} does not exist yet '
+                                   '(the Python issue is in progress)')
+            bridge, match_by = [PYTHON, *hog_wrapper(scenario), PYTHON_SCRIPT], \
+                python_script_match()
+        else:
+            check_module()
+            bridge, match_by = [PYTHON, *hog_wrapper(scenario), PYTHON_LOOP], 'values'
+        return Plan(UR3E_WORLD, [('bridge', [*bridge, *ros_args('ur3e_1', params)])],
+                    [('client', '/ur3e_1')], [robot_spec('ur3e_1', parameters, match_by)])
+
     if scenario.kind == 'multi_robot':
-        raise NotAvailable('the multi-robot node (issue 8) does not exist yet')
-    if scenario.kind == 'composed':
-        raise NotAvailable('the composer node (issue 8) does not exist yet')
+        if 'robots' not in node_help(bin_dir):
+            raise NotAvailable('the node does not take several robots (`robots`) yet (issue 8)')
+        models = log_dir / 'models'
+        world = robots_world(scenario.robots, models)
+        ur3e = ur3e_parameters()
+        names = [f'ur3e_{k}' for k in range(1, scenario.robots + 1)]
+        groups = {name: {'joint_names': ur3e['joint_names'],
+                         'joint_positions_topic_prefix': f'/model/{name}/joint/',
+                         'joint_states_topic': robots_world_states_topic(name)}
+                  for name in names}
+        params = write_params(log_dir / 'params.yaml',
+                              {'bench_robots': {**common, 'robots': names, **groups}})
+        # The monitor sends every robot's targets (one rclpy client per robot would swamp the
+        # machine) and times the command path of the first robot only.
+        robots = [robot_spec(name, groups[name], 'stamp', drive=True, commands=(k == 0))
+                  for k, name in enumerate(names)]
+        return Plan(world, [('bridge', [node, *ros_args('bench_robots', params)])], [], robots,
+                    resource_path=models)
+
+    if scenario.kind in ('composed', 'composed_in_process'):
+        config = longboy_config()
+        if config is None:
+            raise NotAvailable('config/longboy.yaml (issue 8) does not exist yet')
+        r820, ur3e = config['r820_sim'], config['ur3e_sim']
+        composed = {'joint_names': r820['joint_names'] + ur3e['joint_names'],
+                    'joint_positions_topic_prefix': r820['joint_positions_topic_prefix'],
+                    'joint_states_topic': r820['joint_states_topic']}
+        robots = [robot_spec('longboy_sim', composed, 'stamp')]
+        if scenario.kind == 'composed_in_process':
+            if 'composites' not in node_help(bin_dir):
+                raise NotAvailable('the node does not compose robots in process yet (issue 8)')
+            params = write_params(log_dir / 'params.yaml',
+                                  {'longboy_robots': {**config['longboy_robots'], **common}})
+            bridges = [('bridge', [node, *ros_args('longboy_robots', params)])]
+        else:
+            composer = bin_dir / 'sas_robot_driver_ros_composer_node'
+            if not composer.is_file():
+                raise NotAvailable('the composer node sas_robot_driver_ros_composer_node '
+                                   '(issue 8) does not exist yet')
+            node_help(bin_dir)
+            params = write_params(log_dir / 'params.yaml', {
+                'r820_sim': {**r820, **common}, 'ur3e_sim': {**ur3e, **common},
+                'longboy_sim': {**config['longboy_sim'], **common}})
+            bridges = [('bridge', [node, *ros_args('r820_sim', params)]),
+                       ('bridge', [node, *ros_args('ur3e_sim', params)]),
+                       ('bridge', [composer, *ros_args('longboy_sim', params)])]
+        return Plan(LONGBOY_WORLD, bridges, [('client', '/longboy_sim')], robots)
     raise ValueError(f'unknown scenario kind {scenario.kind}')
+
+
+def longboy_config():
+    """The parameter blocks of config/longboy.yaml, or None if it does not exist."""
+    path = ROOT / 'config' / 'longboy.yaml'
+    if not path.is_file():
+        return None
+    with open(path) as f:
+        return {node: block['ros__parameters'] for node, block in yaml.safe_load(f).items()}
+
+
+ROBOTS_WORLD = 'bench_robots'
+
+
+def robots_world_states_topic(name: str) -> str:
+    return (f'/world/{ROBOTS_WORLD}/model/{name}/model/ur3e_position_controller/model/'
+            f'{name}/joint_state')
+
+
+def robots_world(count: int, models: Path) -> Path:
+    """A world with `count` UR3e arms, ur3e_1 … ur3e_<count>, each with its own controllers
+    (commands /model/ur3e_<k>/joint/<joint>/0/cmd_pos, states robots_world_states_topic), from
+    sdf/ur3e_position_controller.sdf with the arm's model renamed."""
+    models.mkdir(parents=True, exist_ok=True)
+    controller = (ROOT / 'sdf' / 'ur3e_position_controller.sdf').read_text()
+    if controller.count('<name>ur3e</name>') != 1:
+        raise NotAvailable('sdf/ur3e_position_controller.sdf no longer names its arm '
+                           '<name>ur3e</name>; the multi-robot world cannot be made from it')
+    arms = []
+    for k in range(1, count + 1):
+        name = f'ur3e_{k}'
+        (models / f'{name}_position_controller.sdf').write_text(
+            controller.replace('<name>ur3e</name>', f'<name>{name}</name>'))
+        arms.append(f"""    <model name="{name}">
+      <pose>{k % 4} {k // 4} 0 0 0 0</pose>
+      <include>
+        <uri>model://{name}_position_controller.sdf</uri>
+        <name>ur3e_position_controller</name>
+      </include>
+      <joint name="base_joint" type="fixed">
+        <parent>world</parent>
+        <child>ur3e_position_controller::{name}::base_link</child>
+      </joint>
+    </model>""")
+    world = models / f'{ROBOTS_WORLD}.sdf'
+    world.write_text(f"""<?xml version="1.0" ?>
+<!-- {count} UR3e arms for scripts/bench (generated). -->
+<sdf version="1.9">
+  <world name="{ROBOTS_WORLD}">
+    <physics name="2ms" type="ode">
+      <max_step_size>0.002</max_step_size>
+      <real_time_factor>1.0</real_time_factor>
+      <real_time_update_rate>500</real_time_update_rate>
+    </physics>
+{chr(10).join(arms)}
+  </world>
+</sdf>
+""")
+    return world
 
 
 def hog_wrapper(scenario: Scenario) -> list:
@@ -208,96 +371,128 @@ def check_module():
 
 
 def run_scenario(scenario: Scenario, index: int, timing: dict, bin_dir: Path,
-                 work_dir: Path) -> dict:
+                 work_dir: Path, priorities: dict) -> dict:
     entry = {'name': scenario.name, 'title': scenario.title, 'period_s': scenario.period_s,
-             'kind': scenario.kind, 'gil_hog': scenario.gil_hog, 'robots': scenario.robots}
+             'kind': scenario.kind, 'gil_hog': scenario.gil_hog, 'robots_in_process':
+             scenario.robots, 'bridge_parameters': scenario.parameters or {}}
     log_dir = work_dir / scenario.name
     log_dir.mkdir(parents=True, exist_ok=True)
-    parameters = ur3e_parameters()
-    parameters.update(thread_sampling_time_sec=scenario.period_s,
-                      joint_states_stamp='gazebo')
-    params_file = log_dir / 'params.yaml'
-    params_file.write_text(yaml.safe_dump({'ur3e_1': {'ros__parameters': parameters}}))
     try:
-        bridge_args, match_by = bridge_command(scenario, params_file, bin_dir)
+        setup = plan(scenario, bin_dir, log_dir)
     except NotAvailable as why:
         entry.update(status='not run', reason=str(why))
         return entry
     env, partition = isolated_env(scenario.name, index)
     env['ROS_LOG_DIR'] = str(log_dir / 'ros')
+    resources = [str(setup.resource_path)] if setup.resource_path else []
+    env['GZ_SIM_RESOURCE_PATH'] = ':'.join([*resources, str(ROOT / 'sdf')])
     entry['load_average_before'] = load_average()
     print(f'--- {scenario.name}: {scenario.title} ({timing["duration_s"]:.0f} s, '
           f'first {timing["skip_s"]:.0f} s skipped)', flush=True)
     with Processes(log_dir) as procs:
-        sim = procs.start('simulator', [bin_dir / 'gz-joint-sim', UR3E_WORLD,
+        sim = procs.start('simulator', [*priorities['environment'],
+                                        bin_dir / 'gz-joint-sim', setup.world,
                                         '--partition', partition,
                                         '--real-time-factor', SIM_REAL_TIME_FACTOR], env)
-        bridge = procs.start('bridge', bridge_args, env)
-        client = procs.start('client', [PYTHON, CLIENT, '--wait', READY_TIMEOUT_S,
-                                        '--ros-args', '-p', 'robot_topic_name:=/ur3e_1'], env)
+        bridges = [procs.start(f'{label}{k}', [*priorities['bridge'], *args], env)
+                   for k, (label, args) in enumerate(setup.bridges)]
+        clients = [procs.start(f'{label}{k}', [*priorities['environment'], PYTHON, CLIENT,
+                                               '--wait', READY_TIMEOUT_S, '--ros-args', '-p',
+                                               f'robot_topic_name:={topic}'], env)
+                   for k, (label, topic) in enumerate(setup.clients)]
+        exclude = [GIL_HOG_THREAD] if scenario.gil_hog else []
         spec = {
             **timing,
             'ready_timeout_s': READY_TIMEOUT_S,
+            'trajectory_s': TRAJECTORY_S,
             'partition': partition,
-            'robots': [{
-                'name': 'ur3e_1',
-                'joint_states_topic': parameters['joint_states_topic'],
-                'joint_positions_topic_prefix': parameters['joint_positions_topic_prefix'],
-                'joint_names': parameters['joint_names'],
-                'match_by': match_by,
-            }],
+            'robots': setup.robots,
             'watch': [
-                {'label': 'bridge', 'pid': bridge.pid,
-                 'exclude_threads': [GIL_HOG_THREAD] if scenario.gil_hog else []},
+                *({'label': 'bridge', 'pid': p.pid, 'exclude_threads': exclude} for p in bridges),
                 {'label': 'simulator', 'pid': sim.pid},
-                {'label': 'client', 'pid': client.pid},
+                *({'label': 'client', 'pid': p.pid} for p in clients),
             ],
         }
         spec_file = log_dir / 'spec.json'
         spec_file.write_text(json.dumps(spec, indent=1))
         out_file = log_dir / 'monitor.json'
-        monitor = procs.start('monitor', [*monitor_priority(), bin_dir / 'bench-monitor',
+        monitor = procs.start('monitor', [*priorities['monitor'], bin_dir / 'bench-monitor',
                                           '--spec', spec_file, '--out', out_file], env)
-        try:
-            code = monitor.wait(timeout=READY_TIMEOUT_S + timing['duration_s'] + 60)
-        except subprocess.TimeoutExpired:
-            code = None
-        bridge_alive = bridge.poll() is None
+        code = wait_monitor(monitor, log_dir / 'monitor.log', bridges,
+                            READY_TIMEOUT_S + timing['duration_s'] + 60)
+        bridges_alive = all(p.poll() is None for p in bridges)
         entry['load_average_after'] = load_average()
+        bridge_logs = {f'bridge{k}': procs.log_tail(f'bridge{k}') for k in range(len(bridges))}
         if code != 0 or not out_file.exists():
             entry.update(status='failed',
                          reason=f'bench-monitor exited with {code}: '
                                 f'{procs.log_tail("monitor", 5)}',
-                         bridge_log=procs.log_tail('bridge'),
-                         client_log=procs.log_tail('client', 5))
+                         bridge_logs=bridge_logs,
+                         client_logs={f'client{k}': procs.log_tail(f'client{k}', 5)
+                                      for k in range(len(clients))})
             return entry
-        entry.update(status='run', match_by=match_by, bridge_alive_at_end=bridge_alive,
+        entry.update(status='run', bridge_alive_at_end=bridges_alive,
                      **json.loads(out_file.read_text()))
-        if not bridge_alive:
-            entry['bridge_log'] = procs.log_tail('bridge')
+        if not bridges_alive:
+            entry['bridge_logs'] = bridge_logs
     return entry
 
 
-def monitor_priority() -> list:
-    """The real-time priority prefix, if this system grants it."""
+def wait_monitor(monitor: subprocess.Popen, monitor_log: Path, bridges: list, timeout: float):
+    """The monitor's exit status; None if it ran out of time, or if a bridge exited before
+    the monitor started recording (it would only wait out its timeout)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return monitor.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            pass
+        bridge_gone = any(p.poll() is not None for p in bridges)
+        if bridge_gone and 'recording' not in monitor_log.read_text(errors='replace'):
+            return None
+    return None
+
+
+def scheduling(bridge_realtime: bool) -> dict:
+    """The command prefix giving each role its priority; empty where not granted."""
     try:
         granted = subprocess.run([*MONITOR_PRIORITY, 'true'], capture_output=True).returncode == 0
     except FileNotFoundError:
         granted = False
-    return MONITOR_PRIORITY if granted else []
+    if not granted:
+        return {'monitor': [], 'environment': [], 'bridge': []}
+    return {'monitor': MONITOR_PRIORITY, 'environment': ENVIRONMENT_PRIORITY,
+            'bridge': ENVIRONMENT_PRIORITY if bridge_realtime else []}
 
 
 def bridge_usage(entry: dict):
-    for process in entry.get('processes', []):
-        if process['label'] == 'bridge':
-            return process
-    return None
+    """CPU, RSS and wake-ups of the process(es) under test, summed over them."""
+    bridges = [p for p in entry.get('processes', []) if p['label'] == 'bridge']
+    if not bridges:
+        return None
+    if len(bridges) == 1:
+        return bridges[0]
+
+    def total(key):
+        values = [p[key] for p in bridges]
+        return None if None in values else round(sum(values), 3)
+
+    return {'label': 'bridge', 'processes': len(bridges), 'cpu_percent': total('cpu_percent'),
+            'rss_max_mib': total('rss_max_mib'), 'wakeups_per_s': total('wakeups_per_s')}
+
+
+def state_of(entry: dict) -> dict:
+    """The state lag of a scenario: its robot's, or all robots' pooled."""
+    pooled = entry.get('all_robots')
+    if pooled:
+        return {**pooled, 'matched_by': entry['robots'][0]['state']['matched_by']}
+    return entry['robots'][0]['state']
 
 
 def state_p99(entry: dict):
     if entry.get('status') != 'run':
         return None
-    lag = entry['robots'][0]['state']['lag']
+    lag = state_of(entry)['lag']
     return lag['p99_ms'] if lag else None
 
 
@@ -349,10 +544,20 @@ def evaluate_targets(scenarios: dict) -> list[dict]:
         limit('bridge CPU ≤ 2 % of a core at 2 ms', 'node_2ms', cpu('node_2ms'), 2.0, '%'),
         limit('bridge CPU ≤ 4 % of a core at 1 ms', 'node_1ms', cpu('node_1ms'), 4.0, '%'),
         limit('16 robots ≤ 15 % of a core', 'robots_16', cpu('robots_16'), 15.0, '%'),
-        limit('composed exact lag p99 ≤ one period (2 ms)', 'composed',
+        limit('composed exact lag p99 ≤ one period (2 ms), composer node', 'composed',
               state_p99(run('composed') or {}), 2.0, 'ms'),
+        limit('composed exact lag p99 ≤ one period (2 ms), in one process',
+              'composed_in_process', state_p99(run('composed_in_process') or {}), 2.0, 'ms'),
     ]
     return targets
+
+
+def compact_json(value) -> str:
+    """Indented JSON with each innermost list of numbers on one line (samples stay short)."""
+    text = json.dumps(value, indent=1, ensure_ascii=False)
+    numbers = re.compile(r'\[\s*(-?[\d.eE+-]+(?:,\s*-?[\d.eE+-]+)*)\s*\]')
+    return numbers.sub(lambda m: '[' + ', '.join(x.strip() for x in m.group(1).split(','))
+                       + ']', text) + '\n'
 
 
 def fmt(value, digits=2):
@@ -373,8 +578,8 @@ def markdown(result: dict) -> str:
                          '| | | | | | |')
             continue
         robot = entry['robots'][0]
-        state, command = robot['state'], robot['command']
-        lag, cmd = state['lag'] or {}, command['lag'] or {}
+        state, command = state_of(entry), robot['command'] or {}
+        lag, cmd = state['lag'] or {}, command.get('lag') or {}
         original = robot['original_method']
         usage = bridge_usage(entry) or {}
         never = (f"{state['never_reported']} / {state['gazebo_messages']}"
@@ -393,11 +598,14 @@ def markdown(result: dict) -> str:
                     else f"not run: {target.get('reason', '')}")
         lines.append(f"| {target['target']} | {measured} | {target['status']} |")
     machine = result['machine']
+    realtime = ' with the bridge at real-time priority' if result['bridge_realtime'] else ''
+    scheduling = ', '.join(f'{role} {policy}'
+                           for role, policy in result['method']['scheduling'].items())
     lines += ['', f"Machine: {machine['cpus']} cores ({machine['cpu_model']}), "
                   f"load average {machine['load_average_before']} before, "
-                  f"{machine['load_average_after']} after; {result['mode']} run, "
+                  f"{machine['load_average_after']} after; {result['mode']} run{realtime}, "
                   f"{result['timing']['duration_s']:.0f} s per scenario, first "
-                  f"{result['timing']['skip_s']:.0f} s skipped."]
+                  f"{result['timing']['skip_s']:.0f} s skipped; scheduling: {scheduling}."]
     return '\n'.join(lines) + '\n'
 
 
@@ -423,6 +631,9 @@ def main() -> int:
     parser.add_argument('--bin-dir', type=Path, required=True,
                         help='where gz-joint-sim, bench-monitor and the node were built')
     parser.add_argument('--no-plots', action='store_true')
+    parser.add_argument('--bridge-realtime', action='store_true',
+                        help='run the bridge at real-time priority too (SCHED_FIFO 10), which '
+                             'shields it from the rest of a loaded machine')
     parser.add_argument('--keep-logs', action='store_true',
                         help='keep the processes\' logs also when every scenario ran')
     args = parser.parse_args()
@@ -438,10 +649,12 @@ def main() -> int:
     # SIGTERM stops like Ctrl-C: the running scenario's processes are stopped on the way out.
     signal.signal(signal.SIGTERM, interrupt)
     timing = QUICK if args.quick else FULL
+    priorities = scheduling(args.bridge_realtime)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')
     result = {
         'created': stamp,
         'mode': 'quick' if args.quick else 'full',
+        'bridge_realtime': args.bridge_realtime,
         'timing': timing,
         'machine': {
             'cpus': os.cpu_count(), 'cpu_model': cpu_model(), 'kernel': platform.release(),
@@ -473,8 +686,8 @@ def main() -> int:
             'phase': 'the simulator runs at real-time factor 0.9995, so the phase between its '
                      'steps and the bridge periods sweeps its whole range every 4 s (at 1.0 '
                      'it would stay at its random starting value for the whole run)',
-            'monitor_scheduling': ' '.join(monitor_priority()) or 'normal (no real-time '
-                                  'priority granted)',
+            'scheduling': {role: ' '.join(prefix) or 'normal'
+                           for role, prefix in priorities.items()},
         },
         'scenarios': [],
     }
@@ -482,7 +695,7 @@ def main() -> int:
     by_name = {}
     try:
         for index, scenario in enumerate(selected):
-            entry = run_scenario(scenario, index, timing, args.bin_dir, work_dir)
+            entry = run_scenario(scenario, index, timing, args.bin_dir, work_dir, priorities)
             by_name[scenario.name] = entry
             result['scenarios'].append(entry)
             print(summary_line(entry), flush=True)
@@ -493,7 +706,7 @@ def main() -> int:
     result['targets'] = evaluate_targets(by_name)
     args.results_dir.mkdir(parents=True, exist_ok=True)
     json_path = args.results_dir / f'{stamp}.json'
-    json_path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + '\n')
+    json_path.write_text(compact_json(result))
     table = markdown(result)
     (args.results_dir / f'{stamp}.md').write_text(table)
     if not args.no_plots:
@@ -522,11 +735,12 @@ def summary_line(entry: dict) -> str:
     if entry['status'] != 'run':
         return f"    {entry['status']}: {entry.get('reason', '')}"
     robot = entry['robots'][0]
-    lag = robot['state']['lag'] or {}
+    state = state_of(entry)
+    lag = state['lag'] or {}
     usage = bridge_usage(entry) or {}
     return (f"    exact lag p50 {fmt(lag.get('p50_ms'))} p99 {fmt(lag.get('p99_ms'))} ms, "
-            f"never reported {robot['state']['never_reported']}/"
-            f"{robot['state']['gazebo_messages']}, bridge CPU "
+            f"never reported {state['never_reported']}/"
+            f"{state['gazebo_messages']}, bridge CPU "
             f"{fmt(usage.get('cpu_percent'), 1)} %, original: "
             f"{(robot['original_method'] or {}).get('printed', '–')}")
 
