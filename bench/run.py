@@ -594,7 +594,9 @@ def markdown(result: dict) -> str:
             f"{fmt(usage.get('wakeups_per_s'), 0)} |")
     lines += ['', '| Target | Measured | Status |', '|---|---|---|']
     for target in result['targets']:
-        measured = (f"{target['measured']} {target['unit']}" if 'measured' in target
+        digits = 3 if target['unit'] == 'ratio' else 2
+        measured = (f"{target['measured']:.{digits}f} {target['unit']} "
+                    f"(limit {target['limit']} {target['unit']})" if 'measured' in target
                     else f"not run: {target.get('reason', '')}")
         lines.append(f"| {target['target']} | {measured} | {target['status']} |")
     machine = result['machine']
@@ -628,8 +630,10 @@ def main() -> int:
     parser.add_argument('--scenario', action='append', default=[],
                         help='run only this scenario (repeatable): ' + ', '.join(BY_NAME))
     parser.add_argument('--results-dir', type=Path, default=ROOT / 'bench' / 'results')
-    parser.add_argument('--bin-dir', type=Path, required=True,
+    parser.add_argument('--bin-dir', type=Path,
                         help='where gz-joint-sim, bench-monitor and the node were built')
+    parser.add_argument('--render', type=Path, metavar='RESULT.json',
+                        help='only redraw the table and plots of an existing result')
     parser.add_argument('--no-plots', action='store_true')
     parser.add_argument('--bridge-realtime', action='store_true',
                         help='run the bridge at real-time priority too (SCHED_FIFO 10), which '
@@ -637,6 +641,11 @@ def main() -> int:
     parser.add_argument('--keep-logs', action='store_true',
                         help='keep the processes\' logs also when every scenario ran')
     args = parser.parse_args()
+    if args.render:
+        render(args.render, plots=not args.no_plots)
+        return 0
+    if args.bin_dir is None:
+        parser.error('--bin-dir is required')
     unknown = [name for name in args.scenario if name not in BY_NAME]
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)}; known: {', '.join(BY_NAME)}")
@@ -707,14 +716,7 @@ def main() -> int:
     args.results_dir.mkdir(parents=True, exist_ok=True)
     json_path = args.results_dir / f'{stamp}.json'
     json_path.write_text(compact_json(result))
-    table = markdown(result)
-    (args.results_dir / f'{stamp}.md').write_text(table)
-    if not args.no_plots:
-        sys.path.insert(0, str(Path(__file__).parent))
-        import plot
-        for path in plot.plot_all(result, args.results_dir / stamp):
-            print(f'plot: {path}')
-    print(table)
+    render(json_path, plots=not args.no_plots)
     failed = [e['name'] for e in result['scenarios'] if e['status'] == 'failed']
     if failed or args.keep_logs:
         print(f'results: {json_path} (logs in {work_dir})')
@@ -725,6 +727,21 @@ def main() -> int:
         print(f"bench: failed scenarios: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def render(json_path: Path, plots: bool) -> str:
+    """Writes <stem>.md (the table) and, with `plots`, <stem>-*.png next to a result; prints
+    and returns the table."""
+    result = json.loads(json_path.read_text())
+    table = markdown(result)
+    json_path.with_suffix('.md').write_text(table)
+    if plots:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import plot
+        for path in plot.plot_all(result, json_path.with_suffix('')):
+            print(f'plot: {path}')
+    print(table)
+    return table
 
 
 def interrupt(signum, _frame):

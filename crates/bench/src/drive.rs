@@ -5,8 +5,10 @@
 use std::f64::consts::PI;
 use std::time::Duration;
 
-/// Time between two targets (100 Hz).
-pub const PERIOD: Duration = Duration::from_millis(10);
+/// Time between two targets: 100 Hz, 2 µs longer than the client's 10 ms so that the phase
+/// between the targets and the bridge's periods (10 ms is a whole number of them) sweeps its
+/// whole range every ~10 s instead of staying at whatever it happened to start at.
+pub const PERIOD: Duration = Duration::from_micros(10_002);
 /// Amplitude of the motion about the start position.
 pub const AMPLITUDE_DEG: f64 = 10.0;
 
