@@ -682,7 +682,7 @@ def main() -> int:
                          'messages whose positions changed.',
             'publication_time': 'arrival at the monitor, which subscribes to the simulator '
                                 'like the bridge; gazebo_delivery.delay_over_best bounds the '
-                                'error (arrival − stamp, less its minimum over ±0.5 s)',
+                                'error (arrival − stamp, less its minimum over ±50 ms)',
             'command_lag': 'target arrival on set/target_joint_positions at the monitor → '
                            'first cmd_pos message carrying each changed value (the last one)',
             'original_method': 'bridge_lag_monitor.py emulated on the recorded streams: Gazebo '
