@@ -83,7 +83,7 @@ def plot_trajectories(result: dict, path: Path) -> Path | None:
     axes[0][1].legend(fontsize=8, loc='best')
     axes[-1][0].set_xlabel('s since the start of the recording (grey: warm-up, skipped)')
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=80)
     plt.close(fig)
     return path
 

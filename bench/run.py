@@ -432,10 +432,26 @@ def run_scenario(scenario: Scenario, index: int, timing: dict, bin_dir: Path,
                                       for k in range(len(clients))})
             return entry
         entry.update(status='run', bridge_alive_at_end=bridges_alive,
-                     **json.loads(out_file.read_text()))
+                     **slim(json.loads(out_file.read_text())))
         if not bridges_alive:
             entry['bridge_logs'] = bridge_logs
     return entry
+
+
+def slim(measured: dict) -> dict:
+    """The monitor's result without the CDFs nobody plots (secondary figures, robots after the
+    first), to keep result files small; percentiles stay. The full result stays in the logs."""
+    for index, robot in enumerate(measured['robots']):
+        secondary = [robot['state'].get('until_published'), robot['gazebo_delivery'].get(
+            'delay_over_best'), (robot.get('state_by_values') or {}).get('lag')]
+        if index > 0:
+            secondary += [robot['state'].get('lag'), (robot.get('command') or {}).get('lag')]
+        for summary in secondary:
+            if summary:
+                summary.pop('cdf', None)
+        if robot.get('state_by_values'):
+            robot['state_by_values'].pop('until_published', None)
+    return measured
 
 
 def wait_monitor(monitor: subprocess.Popen, monitor_log: Path, bridges: list, timeout: float):
@@ -594,7 +610,7 @@ def markdown(result: dict) -> str:
             f"{fmt(usage.get('wakeups_per_s'), 0)} |")
     lines += ['', '| Target | Measured | Status |', '|---|---|---|']
     for target in result['targets']:
-        digits = 3 if target['unit'] == 'ratio' else 2
+        digits = {'ratio': 3, 'ms': 3}.get(target['unit'], 1)
         measured = (f"{target['measured']:.{digits}f} {target['unit']} "
                     f"(limit {target['limit']} {target['unit']})" if 'measured' in target
                     else f"not run: {target.get('reason', '')}")
