@@ -4,10 +4,11 @@
 //!
 //! What it reads: the advertised topics and their types, one `Model` message from every
 //! topic that carries `Model` (the JointStatePublishers), and — from peers that answer
-//! SUBSCRIBERS_REQ (gz-transport 12+ and gz-joint-sim; Fortress does not) — the `cmd_pos`
-//! subscriptions of the JointPositionControllers. A joint whose command topic nobody
-//! subscribes to is marked with a YAML comment; a peer that does not answer is said to be
-//! unchecked, and its command prefix is Gazebo's default (`/model/<model>/joint/`).
+//! SUBSCRIBERS_REQ (gz-transport 13+, i.e. Harmonic and later, and gz-joint-sim; Fortress
+//! does not) — the `cmd_pos` subscriptions of the JointPositionControllers. A joint whose
+//! command topic nobody subscribes to is marked with a YAML comment; a peer that does not
+//! answer is said to be unchecked, and its command prefix is Gazebo's default
+//! (`/model/<model>/joint/`).
 //!
 //! ```no_run
 //! let node = gz_transport::Node::new()?;

@@ -149,7 +149,8 @@ pub struct JointSpec {
     /// Joints of static models never move.
     pub is_static: bool,
     pub id: u32,
-    /// The SDF `<pose>` of the joint (relative to its child link), as gz-sim's JointStatePublisher reports it.
+    /// The SDF `<pose>` of the joint (relative to its child link), as gz-sim's
+    /// JointStatePublisher reports it.
     pub pose: PoseSpec,
 }
 

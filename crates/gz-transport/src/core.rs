@@ -686,8 +686,8 @@ impl Core {
         tracing::debug!(why, "discovery message dropped");
     }
 
-    /// The topic publisher in an ADVERTISE/UNADVERTISE/SUBSCRIBERS_REP, if it concerns our partition and
-    /// is visible to us under its scope.
+    /// The topic publisher in an ADVERTISE/UNADVERTISE/SUBSCRIBERS_REP, if it concerns our
+    /// partition and is visible to us under its scope.
     fn topic_publisher<'m>(&self, msg: &'m Discovery) -> Option<&'m Publisher> {
         let Some(p) = msg.publisher() else {
             self.dropped("advertisement without publisher");

@@ -341,7 +341,8 @@ impl Node {
     }
 
     /// Ask every participant for its subscriptions (a SUBSCRIBERS_REQ datagram, which
-    /// gz-transport 12+ peers and this crate answer; Fortress peers ignore it). The answers
+    /// gz-transport 13+ (Harmonic and later) peers and this crate answer; Fortress peers
+    /// ignore it). The answers
     /// arrive over the next milliseconds and show in [`topic_subscribers`](Self::topic_subscribers)
     /// and [`subscribed_topic_list`](Self::subscribed_topic_list).
     pub fn request_subscribers(&self) {

@@ -50,10 +50,12 @@ pub(crate) enum DiscoveryType {
     Bye = 5,
     NewConnection = 6,
     EndConnection = 7,
-    /// gz-transport 12+: "every process, tell me your subscriptions" (no contents).
+    /// gz-transport 13+ (Harmonic, gz-msgs 10): "every process, tell me your subscriptions"
+    /// (no contents).
     SubscribersReq = 8,
-    /// gz-transport 12+: one of the sender's subscriptions, as a `Publisher` whose address
-    /// and node are the subscriber's and whose `msg_type` is the subscribed type.
+    /// gz-transport 13+ (Harmonic, gz-msgs 10): one of the sender's subscriptions, as a
+    /// `Publisher` whose address and node are the subscriber's and whose `msg_type` is the
+    /// subscribed type.
     SubscribersRep = 9,
 }
 

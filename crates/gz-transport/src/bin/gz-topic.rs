@@ -19,7 +19,7 @@ use gz_transport::{text, MsgsPrefix, Node, NodeOptions};
 #[command(group(clap::ArgGroup::new("action").required(true).args(["list", "info", "echo", "publish"])))]
 struct Args {
     /// List the topics that have publishers or subscribers (subscribers of peers that answer
-    /// SUBSCRIBERS_REQ: gz-transport 12+ and this crate, not Fortress).
+    /// SUBSCRIBERS_REQ: gz-transport 13+ (Harmonic) and this crate, not Fortress).
     #[arg(short = 'l', long = "list")]
     list: bool,
     /// Show the publishers and subscribers of a topic (needs -t).
