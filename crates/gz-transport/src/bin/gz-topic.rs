@@ -102,11 +102,10 @@ fn run(args: Args) -> Result<()> {
         Ok(())
     } else if args.info {
         let topic = need_topic()?;
-        let known = || {
-            node.topic_info(&topic).is_ok_and(|p| !p.is_empty())
-                || node.topic_subscribers(&topic).is_ok_and(|s| !s.is_empty())
-        };
-        listen(&node, secs(args.wait, "--wait")?, known);
+        // Subscribers answer within milliseconds of the request; publishers show up with their
+        // next advertisement (every second): wait for one, up to --wait.
+        let has_publishers = || node.topic_info(&topic).is_ok_and(|p| !p.is_empty());
+        listen(&node, secs(args.wait, "--wait")?, has_publishers);
         let publishers = node.topic_info(&topic)?;
         let subscribers = node.topic_subscribers(&topic)?;
         if publishers.is_empty() && subscribers.is_empty() {
