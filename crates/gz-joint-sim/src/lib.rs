@@ -20,7 +20,7 @@ pub mod topics;
 
 pub use control::{ControlMode, PidGains};
 pub use sdf::{
-    AxisSpec, JointKind, JointSpec, LoadError, Location, PositionControllerSpec,
+    AxisSpec, JointKind, JointSpec, LoadError, Location, PoseSpec, PositionControllerSpec,
     StatePublisherSpec, World,
 };
-pub use sim::{JointSnapshot, SimHandle, SimOptions, StartError, Timing};
+pub use sim::{EffortReport, JointSnapshot, SimHandle, SimOptions, StartError, Timing};

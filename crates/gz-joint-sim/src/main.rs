@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use gz_joint_sim::{SimOptions, Timing, World};
+use gz_joint_sim::{EffortReport, SimOptions, Timing, World};
 use gz_transport::MsgsPrefix;
 use tracing_subscriber::EnvFilter;
 
@@ -30,6 +30,10 @@ struct Args {
     /// gz-transport partition; default: GZ_PARTITION, else IGN_PARTITION, else hostname:user.
     #[arg(long)]
     partition: Option<String>,
+    /// Effort reported in the joint states: zero (as Gazebo's JointStatePublisher does for
+    /// position-controlled joints) or servo (the torque the controller applied).
+    #[arg(long, default_value = "zero")]
+    report_effort: EffortReport,
     /// Seconds between status lines.
     #[arg(long, default_value_t = 5.0)]
     status_interval: f64,
@@ -71,6 +75,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             msgs_prefix: args.msgs_prefix,
             partition: args.partition,
             real_time_factor: args.real_time_factor,
+            report_effort: args.report_effort,
         })
         .context("cannot start the world")?;
     for p in &world.state_publishers {

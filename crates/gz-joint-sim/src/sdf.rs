@@ -116,6 +116,21 @@ pub struct AxisSpec {
     pub damping: f64,
 }
 
+/// A pose as Gazebo's `Pose` component holds it: position and unit quaternion `[x, y, z, w]`
+/// relative to the parent frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoseSpec {
+    pub position: [f64; 3],
+    pub orientation: [f64; 4],
+}
+
+impl PoseSpec {
+    pub const IDENTITY: PoseSpec = PoseSpec {
+        position: [0.0; 3],
+        orientation: [0.0, 0.0, 0.0, 1.0],
+    };
+}
+
 /// A joint of the world, flattened out of the model tree.
 #[derive(Clone, Debug)]
 pub struct JointSpec {
@@ -134,6 +149,9 @@ pub struct JointSpec {
     /// Joints of static models never move.
     pub is_static: bool,
     pub id: u32,
+    /// The SDF `<pose>` of the joint (relative to its child link), as gz-sim's
+    /// JointStatePublisher reports it.
+    pub pose: PoseSpec,
 }
 
 /// A configured JointPositionController.
@@ -163,6 +181,9 @@ pub struct StatePublisherSpec {
     /// Unscoped model name (the message's `name`).
     pub model_name: String,
     pub model_id: u32,
+    /// The model's pose relative to its parent (SDF `<pose>`, or the `<include>`'s), as the
+    /// message's `pose`.
+    pub model_pose: PoseSpec,
     /// Indices into [`World::joints`], in entity (SDF) order, as gz-sim's `std::set<Entity>`.
     pub joints: Vec<usize>,
     /// `<update_rate>` in Hz, if given; otherwise every step.
@@ -269,6 +290,8 @@ struct RawWorld {
 struct RawModel {
     name: String,
     is_static: bool,
+    /// Relative to the parent model (or the world).
+    pose: Pose,
     links: Vec<RawLink>,
     joints: Vec<RawJoint>,
     frames: Vec<String>,
@@ -552,9 +575,14 @@ impl Loader {
             Some(s) => file.bool_of(s)?,
             None => false,
         };
+        let pose = match element_children(node, "pose").next() {
+            Some(p) => file.pose_of(p)?,
+            None => Pose::IDENTITY,
+        };
         let mut model = RawModel {
             name,
             is_static,
+            pose,
             links: Vec::new(),
             joints: Vec::new(),
             frames: Vec::new(),
@@ -660,6 +688,9 @@ impl Loader {
         }
         if let Some(s) = element_children(node, "static").next() {
             model.is_static = file.bool_of(s)?;
+        }
+        if let Some(p) = element_children(node, "pose").next() {
+            model.pose = file.pose_of(p)?;
         }
         // Plugins written inside the <include> attach to the included model.
         for p in element_children(node, "plugin") {
@@ -1116,6 +1147,7 @@ fn flatten(
             effective_inertia,
             is_static,
             id: loader.next_id,
+            pose: j.pose.spec(),
         });
         loader.next_id += 1;
     }
@@ -1288,6 +1320,7 @@ fn configure_plugins(
                     topic,
                     model_name: model.name.clone(),
                     model_id: model.id,
+                    model_pose: model.pose.spec(),
                     joints,
                     update_rate: p.update_rate,
                     at: p.at.clone(),
@@ -1334,6 +1367,48 @@ impl Mat3 {
         let m = self.0;
         [dot(m[0], v), dot(m[1], v), dot(m[2], v)]
     }
+
+    /// The unit quaternion `[x, y, z, w]` of a rotation matrix (Shepperd's method, stable
+    /// for every rotation), with `w >= 0` as gz-math normalises it.
+    fn quaternion(&self) -> [f64; 4] {
+        let m = self.0;
+        let trace = m[0][0] + m[1][1] + m[2][2];
+        let q = if trace > 0.0 {
+            let s = 2.0 * (trace + 1.0).sqrt();
+            [
+                (m[2][1] - m[1][2]) / s,
+                (m[0][2] - m[2][0]) / s,
+                (m[1][0] - m[0][1]) / s,
+                s / 4.0,
+            ]
+        } else if m[0][0] > m[1][1] && m[0][0] > m[2][2] {
+            let s = 2.0 * (1.0 + m[0][0] - m[1][1] - m[2][2]).sqrt();
+            [
+                s / 4.0,
+                (m[0][1] + m[1][0]) / s,
+                (m[0][2] + m[2][0]) / s,
+                (m[2][1] - m[1][2]) / s,
+            ]
+        } else if m[1][1] > m[2][2] {
+            let s = 2.0 * (1.0 + m[1][1] - m[0][0] - m[2][2]).sqrt();
+            [
+                (m[0][1] + m[1][0]) / s,
+                s / 4.0,
+                (m[1][2] + m[2][1]) / s,
+                (m[0][2] - m[2][0]) / s,
+            ]
+        } else {
+            let s = 2.0 * (1.0 + m[2][2] - m[0][0] - m[1][1]).sqrt();
+            [
+                (m[0][2] + m[2][0]) / s,
+                (m[1][2] + m[2][1]) / s,
+                s / 4.0,
+                (m[1][0] - m[0][1]) / s,
+            ]
+        };
+        let sign = if q[3] < 0.0 { -1.0 } else { 1.0 };
+        q.map(|c| sign * c + 0.0)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1347,6 +1422,13 @@ impl Pose {
         translation: [0.0; 3],
         rotation: Mat3::IDENTITY,
     };
+
+    fn spec(&self) -> PoseSpec {
+        PoseSpec {
+            position: self.translation,
+            orientation: self.rotation.quaternion(),
+        }
+    }
 }
 
 /// gz-math's Euler convention: R = Rz(yaw)·Ry(pitch)·Rx(roll).

@@ -16,6 +16,30 @@ use crate::plant::{JointState, Plant};
 use crate::sdf::World;
 use crate::topics;
 
+/// What the joint states report as a joint's effort (`axis1.force`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EffortReport {
+    /// 0, as gz-sim's JointStatePublisher reports for these controllers (it reads the
+    /// JointForce component, which only force-commanding systems fill).
+    #[default]
+    Zero,
+    /// The torque (force) the servo applied during the step.
+    Servo,
+}
+
+impl std::str::FromStr for EffortReport {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "zero" => Ok(EffortReport::Zero),
+            "servo" => Ok(EffortReport::Servo),
+            other => Err(format!(
+                "unknown effort report {other:?}: expected zero (as Gazebo) or servo"
+            )),
+        }
+    }
+}
+
 /// How to run a world.
 #[derive(Clone, Debug, Default)]
 pub struct SimOptions {
@@ -25,6 +49,8 @@ pub struct SimOptions {
     pub partition: Option<String>,
     /// Overrides the world's `<real_time_factor>`.
     pub real_time_factor: Option<f64>,
+    /// What the joint states carry as effort.
+    pub report_effort: EffortReport,
 }
 
 /// Why a world could not start.
@@ -167,6 +193,7 @@ impl World {
             step: self.step,
             period: self.step.div_f64(rtf),
             publish_errors: 0,
+            report_effort: options.report_effort,
         };
         let thread = std::thread::Builder::new()
             .name(format!("gz-joint-sim {}", self.name))
@@ -327,6 +354,7 @@ impl StatePublication {
             }),
             name: spec.model_name.clone(),
             id: spec.model_id,
+            pose: Some(pose_message(&spec.model_pose)),
             ..Default::default()
         };
         let mut moving = Vec::new();
@@ -357,6 +385,7 @@ impl StatePublication {
                 id: joint.id,
                 parent: joint.parent.clone(),
                 child: joint.child.clone(),
+                pose: Some(pose_message(&joint.pose)),
                 axis1,
                 ..Default::default()
             });
@@ -383,6 +412,7 @@ struct Stepper {
     step: Duration,
     period: Duration,
     publish_errors: u64,
+    report_effort: EffortReport,
 }
 
 /// Falling further behind than this stops catching up (a stall, not jitter).
@@ -453,7 +483,10 @@ impl Stepper {
                 if let Some(axis) = p.message.joint[m].axis1.as_mut() {
                     axis.position = s.position;
                     axis.velocity = s.velocity;
-                    axis.force = s.force;
+                    axis.force = match self.report_effort {
+                        EffortReport::Zero => 0.0,
+                        EffortReport::Servo => s.force,
+                    };
                 }
             }
             self.buffer.clear();
@@ -500,6 +533,29 @@ fn report_publish_error(count: &mut u64, topic: &str, e: &gz_transport::Error) {
     *count += 1;
     if count.is_power_of_two() {
         tracing::warn!("{topic}: publish failed ({count} failures so far): {e}");
+    }
+}
+
+/// A pose as gz-msgs carries it (`msgs::Set(Pose, math::Pose3d)`: position and orientation,
+/// no name or id).
+fn pose_message(p: &crate::sdf::PoseSpec) -> msgs::Pose {
+    let [x, y, z] = p.position;
+    let [qx, qy, qz, qw] = p.orientation;
+    msgs::Pose {
+        position: Some(msgs::Vector3d {
+            header: None,
+            x,
+            y,
+            z,
+        }),
+        orientation: Some(msgs::Quaternion {
+            header: None,
+            x: qx,
+            y: qy,
+            z: qz,
+            w: qw,
+        }),
+        ..Default::default()
     }
 }
 

@@ -1,5 +1,6 @@
 //! The stand-in against the real C++ peer (Ignition Fortress `ign topic`), with the
-//! `ignition.msgs.` prefix: joint states as Gazebo publishes them, and commands obeyed.
+//! `ignition.msgs.` prefix and the Fortress spelling of the world (`sdf/fortress/`): joint
+//! states as Gazebo publishes them, on the Harmonic world's topics, and commands obeyed.
 
 mod common;
 
@@ -12,7 +13,7 @@ use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
 
 fn start_sim(partition: &str) -> Proc {
     let sim = Proc::spawn(sim_command(
-        &sdf("ur3e_world.sdf"),
+        &sdf("fortress/ur3e_world.sdf"),
         partition,
         &["--msgs-prefix", "ignition.msgs."],
     ));

@@ -20,6 +20,7 @@ fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle,
             msgs_prefix: MsgsPrefix::Gz,
             partition: Some(partition.clone()),
             real_time_factor,
+            ..Default::default()
         })
         .unwrap();
     let node = Node::with_options(NodeOptions {
@@ -164,4 +165,100 @@ fn real_time_factor_option_scales_sim_time() {
         t.real_time_factor
     );
     sim.stop();
+}
+
+/// A world in Fortress spelling (`ignition-gazebo-*-system`, `ignition::gazebo::systems::*`)
+/// whose model and joint have poses and whose joint moves on its own (initial target 1).
+const POSED_FORTRESS_WORLD: &str = r#"<sdf version="1.9"><world name="posed">
+  <physics name="p" type="ode"><max_step_size>0.002</max_step_size></physics>
+  <model name="arm"><pose>1 2 3 0 0 1.5707963267948966</pose>
+    <link name="base"/>
+    <link name="tip"><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial></link>
+    <joint name="j" type="revolute"><pose>0.1 0 0 0 0 0</pose><parent>base</parent><child>tip</child>
+      <axis><xyz>0 0 1</xyz><dynamics><damping>0.5</damping></dynamics></axis></joint>
+    <plugin filename="ignition-gazebo-joint-position-controller-system" name="ignition::gazebo::systems::JointPositionController">
+      <joint_name>j</joint_name><use_velocity_commands>true</use_velocity_commands><cmd_max>0.25</cmd_max><initial_position>1</initial_position>
+    </plugin>
+    <plugin filename="ignition-gazebo-joint-state-publisher-system" name="ignition::gazebo::systems::JointStatePublisher"/>
+  </model></world></sdf>"#;
+
+/// The first joint-state message (run with `effort`) whose joint moves steadily, past the
+/// first step's acceleration.
+fn moving_state(test: &str, effort: gz_joint_sim::EffortReport) -> msgs::Model {
+    loopback_only();
+    let dir = std::env::temp_dir().join(format!("gz-joint-sim-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("posed.sdf");
+    std::fs::write(&file, POSED_FORTRESS_WORLD).unwrap();
+    let world = World::load_with_resource_paths(&file, &[]).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let partition = partition(test);
+    let sim = world
+        .start(SimOptions {
+            msgs_prefix: MsgsPrefix::Ignition,
+            partition: Some(partition.clone()),
+            report_effort: effort,
+            ..Default::default()
+        })
+        .unwrap();
+    let node = Node::with_options(NodeOptions {
+        partition: Some(partition),
+        namespace: None,
+        msgs_prefix: MsgsPrefix::Ignition,
+    })
+    .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _sub = node
+        .subscribe(
+            "/world/posed/model/arm/joint_state",
+            move |m: msgs::Model, _: &MessageInfo| drop(tx.send(m)),
+        )
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let m = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("a moving joint state within 30 s");
+        if m.joint[0]
+            .axis1
+            .as_ref()
+            .is_some_and(|a| a.velocity > 0.0 && a.position > 0.05)
+        {
+            sim.stop();
+            return m;
+        }
+    }
+}
+
+#[test]
+fn effort_is_zero_as_in_gazebo_unless_the_servo_torque_is_asked_for() {
+    let m = moving_state("effort0", gz_joint_sim::EffortReport::Zero);
+    let a = m.joint[0].axis1.clone().unwrap();
+    assert_eq!((a.velocity, a.force), (0.25, 0.0));
+    let m = moving_state("effortservo", gz_joint_sim::EffortReport::Servo);
+    let a = m.joint[0].axis1.clone().unwrap();
+    // At 0.25 rad/s the servo holds the damping torque, 0.5 × 0.25.
+    assert_eq!(a.velocity, 0.25);
+    assert!((a.force - 0.125).abs() < 1e-9, "{a:?}");
+}
+
+#[test]
+fn model_and_joint_poses_are_in_the_joint_states() {
+    let m = moving_state("poses", gz_joint_sim::EffortReport::Zero);
+    let pose = m.pose.expect("the model pose");
+    let p = pose.position.unwrap();
+    assert_eq!((p.x, p.y, p.z), (1.0, 2.0, 3.0));
+    let q = pose.orientation.unwrap();
+    let half = std::f64::consts::FRAC_1_SQRT_2;
+    assert!(
+        q.x.abs() < 1e-12
+            && q.y.abs() < 1e-12
+            && (q.z - half).abs() < 1e-12
+            && (q.w - half).abs() < 1e-12,
+        "yaw 90° as a quaternion: {q:?}"
+    );
+    let joint = m.joint[0].pose.clone().expect("the joint pose");
+    let p = joint.position.unwrap();
+    assert_eq!((p.x, p.y, p.z), (0.1, 0.0, 0.0));
+    assert_eq!(joint.orientation.unwrap().w, 1.0);
 }

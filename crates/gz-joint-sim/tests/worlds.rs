@@ -319,3 +319,57 @@ fn plugin_parameters_are_read_as_gazebo_reads_them() {
     assert_eq!(all.topic, "/world/params/model/bot/joint_state");
     assert_eq!(names(all), ["a", "b", "c"]);
 }
+
+/// The Harmonic worlds of sdf/ and their generated Fortress spelling (sdf/fortress/).
+const WORLDS: [&str; 3] = ["ur3e_world.sdf", "r820_world.sdf", "longboy_world.sdf"];
+
+#[test]
+fn fortress_worlds_are_generated_from_the_harmonic_ones() {
+    let script = sdf("../tools/fortress_worlds.py");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg("--check")
+        .output()
+        .expect("python3 runs tools/fortress_worlds.py");
+    assert!(
+        out.status.success(),
+        "sdf/fortress/ is out of step with sdf/:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in WORLDS {
+        let text = std::fs::read_to_string(sdf(&format!("fortress/{name}"))).unwrap();
+        assert!(
+            !text.contains("gz-sim-") && !text.contains("gz::sim::"),
+            "{name}"
+        );
+        assert!(text.contains("ignition::gazebo::systems::"), "{name}");
+    }
+}
+
+#[test]
+fn fortress_and_harmonic_worlds_load_the_same_joints_controllers_and_topics() {
+    for name in WORLDS {
+        let harmonic = load(name);
+        let fortress = load(&format!("fortress/{name}"));
+        assert_eq!(fortress.name, harmonic.name);
+        let joints =
+            |w: &World| -> Vec<String> { w.joints.iter().map(|j| j.scoped_name.clone()).collect() };
+        assert_eq!(joints(&fortress), joints(&harmonic), "{name}");
+        let controllers = |w: &World| -> Vec<(String, Vec<String>)> {
+            w.position_controllers
+                .iter()
+                .map(|c| (c.topic.clone(), c.joint_names.clone()))
+                .collect()
+        };
+        assert!(!controllers(&harmonic).is_empty(), "{name}");
+        assert_eq!(controllers(&fortress), controllers(&harmonic), "{name}");
+        let states = |w: &World| -> Vec<(String, Vec<usize>)> {
+            w.state_publishers
+                .iter()
+                .map(|p| (p.topic.clone(), p.joints.clone()))
+                .collect()
+        };
+        assert_eq!(states(&fortress).len(), 1, "{name}");
+        assert_eq!(states(&fortress), states(&harmonic), "{name}");
+    }
+}

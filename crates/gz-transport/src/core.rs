@@ -20,7 +20,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
 use crate::net::{self, DiscoverySockets};
-use crate::node::{MessageInfo, PublisherInfo, TransportStats};
+use crate::node::{MessageInfo, PublisherInfo, SubscriberInfo, TransportStats};
 use crate::wire::{
     self, DataMessage, DiscContents, Discovery, DiscoveryType, MessagePublisher, PubType,
     Publisher, Scope, Subscriber, GENERIC_MSG_TYPE,
@@ -69,11 +69,24 @@ struct RemotePub {
     wanted: bool,
 }
 
+/// A subscription of another participant, learned from its SUBSCRIBERS_REP.
+struct RemoteSub {
+    process_uuid: String,
+    node_uuid: String,
+    /// The subscribing node's own PUB address (what gz-transport reports for it).
+    address: String,
+    /// The subscribed type, `google.protobuf.Message` for a subscription to any type.
+    type_name: String,
+}
+
 #[derive(Default)]
 struct State {
     local: HashMap<String, LocalPub>,
     remote: HashMap<String, Vec<RemotePub>>,
     subs: HashMap<String, Arc<Vec<SubEntry>>>,
+    /// Remote subscriptions per topic, as answered to our SUBSCRIBERS_REQ; forgotten with
+    /// their process (BYE or silence), like remote publishers.
+    remote_subscriptions: HashMap<String, Vec<RemoteSub>>,
     /// Addresses the receive thread's SUB socket is connected to.
     connected: HashSet<String>,
     /// Last time we heard from each peer process that matters to us (publishes in our
@@ -451,6 +464,119 @@ impl Core {
         })
     }
 
+    /// Ask every participant for its subscriptions (SUBSCRIBERS_REQ); the answers arrive as
+    /// SUBSCRIBERS_REP datagrams and fill [`Core::subscriber_infos`].
+    pub fn request_subscribers(&self) {
+        self.send_discovery(DiscoveryType::SubscribersReq, None);
+    }
+
+    /// The subscribers known for `fqn`: this node's own subscriptions first (one per
+    /// subscribed type), then the remote ones that answered a SUBSCRIBERS_REQ.
+    pub fn subscriber_infos(&self, fqn: &str) -> Vec<SubscriberInfo> {
+        let st = self.state.lock();
+        let mut out: Vec<SubscriberInfo> = Self::local_subscribed_types(&st, fqn)
+            .into_iter()
+            .map(|type_name| SubscriberInfo {
+                address: self.address.clone(),
+                type_name,
+                process_uuid: self.process_uuid.clone(),
+                node_uuid: self.node_uuid.clone(),
+                local: true,
+            })
+            .collect();
+        for rs in st.remote_subscriptions.get(fqn).into_iter().flatten() {
+            out.push(SubscriberInfo {
+                address: rs.address.clone(),
+                type_name: rs.type_name.clone(),
+                process_uuid: rs.process_uuid.clone(),
+                node_uuid: rs.node_uuid.clone(),
+                local: false,
+            });
+        }
+        out
+    }
+
+    /// Topics of this partition with a known subscriber (ours or remote), sorted.
+    pub fn subscribed_topic_list(&self) -> Vec<String> {
+        let st = self.state.lock();
+        let mut topics: Vec<String> = st
+            .subs
+            .keys()
+            .chain(st.remote_subscriptions.keys())
+            .filter_map(|fqn| fqn.strip_prefix(&self.prefix).map(str::to_owned))
+            .collect();
+        topics.sort();
+        topics.dedup();
+        topics
+    }
+
+    /// Block until a remote subscriber of `fqn` is known, or `timeout`; true if one is.
+    pub fn wait_for_remote_subscriptions(&self, fqn: &str, timeout: Duration) -> bool {
+        self.wait_until(timeout, |st| st.remote_subscriptions.contains_key(fqn))
+    }
+
+    /// The distinct types this node subscribes `fqn` with (`google.protobuf.Message` for a
+    /// subscription to any type), sorted.
+    fn local_subscribed_types(st: &State, fqn: &str) -> Vec<String> {
+        let mut types: Vec<String> = st
+            .subs
+            .get(fqn)
+            .into_iter()
+            .flat_map(|list| list.iter())
+            .map(|e| {
+                e.type_name
+                    .clone()
+                    .unwrap_or_else(|| GENERIC_MSG_TYPE.to_owned())
+            })
+            .collect();
+        types.sort();
+        types.dedup();
+        types
+    }
+
+    /// Answer a SUBSCRIBERS_REQ: one SUBSCRIBERS_REP per subscribed topic and type, shaped
+    /// like our ADVERTISE (our address, process and node) with the subscribed type.
+    fn answer_subscribers_req(&self, st: &State) {
+        for fqn in st.subs.keys() {
+            for type_name in Self::local_subscribed_types(st, fqn) {
+                let p = Publisher {
+                    topic: fqn.clone(),
+                    address: self.address.clone(),
+                    process_uuid: self.process_uuid.clone(),
+                    node_uuid: self.node_uuid.clone(),
+                    scope: Scope::All as i32,
+                    pub_type: Some(PubType::MsgPub(MessagePublisher {
+                        ctrl: "unused".to_owned(),
+                        msg_type: type_name,
+                        throttled: false,
+                        msgs_per_sec: u64::MAX,
+                    })),
+                };
+                self.send_discovery(DiscoveryType::SubscribersRep, Some(DiscContents::Pub(p)));
+            }
+        }
+    }
+
+    fn on_subscribers_rep(&self, st: &mut State, p: &Publisher) {
+        let Some(mp) = p.msg_pub() else { return };
+        let list = st.remote_subscriptions.entry(p.topic.clone()).or_default();
+        let known = list.iter_mut().find(|rs| {
+            rs.process_uuid == p.process_uuid
+                && rs.node_uuid == p.node_uuid
+                && rs.type_name == mp.msg_type
+        });
+        match known {
+            Some(rs) => rs.address = p.address.clone(),
+            None => list.push(RemoteSub {
+                process_uuid: p.process_uuid.clone(),
+                node_uuid: p.node_uuid.clone(),
+                address: p.address.clone(),
+                type_name: mp.msg_type.clone(),
+            }),
+        }
+        self.changed.notify_all();
+    }
+
     fn wait_until(&self, timeout: Duration, cond: impl Fn(&State) -> bool) -> bool {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock();
@@ -538,11 +664,20 @@ impl Core {
                 }
                 self.changed.notify_all();
             }
+            DiscoveryType::SubscribersReq => self.answer_subscribers_req(&st),
+            DiscoveryType::SubscribersRep => {
+                // Same partition and scope rules as an ADVERTISE; the answering process is
+                // then tracked, so its subscriptions go with it (BYE or silence).
+                if let Some(p) = self.topic_publisher(&msg) {
+                    st.peers.insert(msg.process_uuid.clone(), now);
+                    self.on_subscribers_rep(&mut st, p);
+                }
+            }
             DiscoveryType::Bye => {
                 self.forget_process(&mut st, &msg.process_uuid);
             }
             DiscoveryType::Heartbeat => {}
-            DiscoveryType::Uninitialized => self.dropped("uninitialized discovery type"),
+            DiscoveryType::Uninitialized => self.dropped("unknown or uninitialized discovery type"),
         }
     }
 
@@ -551,8 +686,8 @@ impl Core {
         tracing::debug!(why, "discovery message dropped");
     }
 
-    /// The topic publisher in an ADVERTISE/UNADVERTISE, if it concerns our partition and
-    /// is visible to us under its scope.
+    /// The topic publisher in an ADVERTISE/UNADVERTISE/SUBSCRIBERS_REP, if it concerns our
+    /// partition and is visible to us under its scope.
     fn topic_publisher<'m>(&self, msg: &'m Discovery) -> Option<&'m Publisher> {
         let Some(p) = msg.publisher() else {
             self.dropped("advertisement without publisher");
@@ -606,6 +741,10 @@ impl Core {
         st.peers.remove(process_uuid);
         st.remote.retain(|_, list| {
             list.retain(|rp| rp.process_uuid != process_uuid);
+            !list.is_empty()
+        });
+        st.remote_subscriptions.retain(|_, list| {
+            list.retain(|rs| rs.process_uuid != process_uuid);
             !list.is_empty()
         });
         for lp in st.local.values_mut() {

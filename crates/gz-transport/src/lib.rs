@@ -29,7 +29,11 @@
 //! in one state behind one mutex; after every change the node recomputes which publishers it
 //! wants data from, and sends NEW_CONNECTION / END_CONNECTION and connect / disconnect for what
 //! changed. C++ publishers only send to subscribers that announced themselves with
-//! NEW_CONNECTION, so this step is what makes them talk to us.
+//! NEW_CONNECTION, so this step is what makes them talk to us. A SUBSCRIBERS_REQ (type 8,
+//! gz-transport 13+, Harmonic) is answered with one SUBSCRIBERS_REP (type 9) per subscribed
+//! topic and type; [`Node::request_subscribers`] asks, and the answers are kept as publishers
+//! are (same partition and scope rules, forgotten with their process). Discovery types
+//! beyond 9 are dropped and counted.
 //!
 //! Publishing locks the node's PUB socket and sends four frames; it never blocks (a slow
 //! subscriber loses messages beyond the high-water mark, as with gz-transport), so a callback
@@ -68,6 +72,6 @@ mod peer_tests;
 pub use error::Error;
 pub use msgs::{GzMessage, MsgsPrefix};
 pub use node::{
-    MessageInfo, Node, NodeOptions, Publisher, PublisherInfo, RawPublisher, Subscription,
-    TransportStats,
+    MessageInfo, Node, NodeOptions, Publisher, PublisherInfo, RawPublisher, SubscriberInfo,
+    Subscription, TransportStats,
 };

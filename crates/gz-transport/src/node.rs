@@ -80,6 +80,19 @@ pub struct PublisherInfo {
     pub local: bool,
 }
 
+/// What is known about one subscriber of a topic ([`Node::topic_subscribers`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubscriberInfo {
+    /// The subscribing node's PUB address (gz-transport's way to name a node).
+    pub address: String,
+    /// Subscribed full type name; `google.protobuf.Message` when any type is accepted.
+    pub type_name: String,
+    pub process_uuid: String,
+    pub node_uuid: String,
+    /// True for a subscription of this node.
+    pub local: bool,
+}
+
 /// Counters of a node since it started. Bad incoming data is dropped and counted here.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TransportStats {
@@ -325,6 +338,35 @@ impl Node {
     pub fn topic_info(&self, topic: &str) -> Result<Vec<PublisherInfo>, Error> {
         let (_, fqn) = self.fqn(topic)?;
         Ok(self.core().publishers_of(&fqn))
+    }
+
+    /// Ask every participant for its subscriptions (a SUBSCRIBERS_REQ datagram, which
+    /// gz-transport 13+ (Harmonic and later) peers and this crate answer; Fortress peers
+    /// ignore it). The answers
+    /// arrive over the next milliseconds and show in [`topic_subscribers`](Self::topic_subscribers)
+    /// and [`subscribed_topic_list`](Self::subscribed_topic_list).
+    pub fn request_subscribers(&self) {
+        self.core().request_subscribers();
+    }
+
+    /// The subscribers known for `topic`: this node's own first, then the remote ones that
+    /// answered a [`request_subscribers`](Self::request_subscribers).
+    pub fn topic_subscribers(&self, topic: &str) -> Result<Vec<SubscriberInfo>, Error> {
+        let (_, fqn) = self.fqn(topic)?;
+        Ok(self.core().subscriber_infos(&fqn))
+    }
+
+    /// Topics of this partition with a known subscriber (this node's or a remote one), sorted.
+    pub fn subscribed_topic_list(&self) -> Vec<String> {
+        self.core().subscribed_topic_list()
+    }
+
+    /// Block until a remote subscriber of `topic` has answered, or `timeout`; true if one has.
+    pub fn wait_for_remote_subscribers(&self, topic: &str, timeout: Duration) -> bool {
+        match self.fqn(topic) {
+            Ok((_, fqn)) => self.core().wait_for_remote_subscriptions(&fqn, timeout),
+            Err(_) => false,
+        }
     }
 
     /// Block until a remote publisher of `topic` is known, or `timeout`; true if one is.

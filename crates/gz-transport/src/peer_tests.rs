@@ -7,10 +7,11 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use crate::config::{DEFAULT_MSG_PORT, DEFAULT_MULTICAST_GROUP};
-use crate::msgs::Double;
+use crate::msgs::{Double, Model};
+use crate::net::DiscoverySockets;
 use crate::wire::{
-    encode_discovery, DiscContents, Discovery, DiscoveryType, MessagePublisher, PubType, Publisher,
-    Scope, GENERIC_MSG_TYPE,
+    decode_discovery, encode_discovery, DiscContents, Discovery, DiscoveryType, MessagePublisher,
+    PubType, Publisher, Scope, GENERIC_MSG_TYPE, WIRE_VERSION,
 };
 use crate::{MsgsPrefix, Node, NodeOptions};
 
@@ -283,4 +284,161 @@ fn malformed_data_frames_are_dropped_counted_and_survived() {
     }));
     assert_eq!(got.lock().unwrap()[0], b"\x11\0\0\0\0\0\0\xf8\x3f");
     assert!(n.stats().messages_dropped >= 5, "{:?}", n.stats());
+}
+
+/// A socket joined to the real discovery group on loopback, to hear what nodes send.
+fn listener() -> DiscoverySockets {
+    let l = DiscoverySockets::open(
+        DEFAULT_MULTICAST_GROUP,
+        DEFAULT_MSG_PORT,
+        &[Ipv4Addr::LOCALHOST],
+    )
+    .unwrap();
+    l.recv
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    l
+}
+
+/// Every datagram of `kind` from process `from` heard within `window`.
+fn collect(
+    l: &DiscoverySockets,
+    from: &str,
+    kind: DiscoveryType,
+    window: Duration,
+) -> Vec<Discovery> {
+    let deadline = Instant::now() + window;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65536];
+    while Instant::now() < deadline {
+        if let Ok(n) = l.recv.recv(&mut buf) {
+            if let Ok(m) = decode_discovery(&buf[..n]) {
+                if m.process_uuid == from && m.kind() == kind {
+                    got.push(m);
+                }
+            }
+        }
+    }
+    got
+}
+
+#[test]
+fn a_hand_made_subscribers_req_is_answered_per_topic_and_type() {
+    let n = node("subsreq");
+    let _typed = n
+        .subscribe("/cmd", |_: Double, _: &crate::MessageInfo| {})
+        .unwrap();
+    let _typed_again = n
+        .subscribe("/cmd", |_: Double, _: &crate::MessageInfo| {})
+        .unwrap();
+    let _any = n.subscribe_raw("/state", |_, _| {}).unwrap();
+    let _model = n
+        .subscribe("/state", |_: Model, _: &crate::MessageInfo| {})
+        .unwrap();
+    let l = listener();
+    let peer = FakePeer::new();
+    // The datagram a gz-transport 13 node sends from TopicList(): type 8, no contents.
+    let req = Discovery::new(DiscoveryType::SubscribersReq, &peer.process_uuid, None);
+    let bytes = encode_discovery(&req).unwrap();
+    assert_eq!(
+        &bytes[2..4],
+        &[0x10, WIRE_VERSION as u8],
+        "version field first"
+    );
+    peer.send_raw(&bytes);
+    let reps = collect(
+        &l,
+        n.process_uuid(),
+        DiscoveryType::SubscribersRep,
+        Duration::from_secs(3),
+    );
+    assert!(!reps.is_empty(), "no SUBSCRIBERS_REP: {:?}", n.stats());
+    // One answer per topic and type for each request heard (another process on this host may
+    // ask too): compare the set.
+    let mut seen: Vec<(String, String)> = reps
+        .iter()
+        .map(|m| {
+            assert_eq!(m.version, WIRE_VERSION);
+            assert!(m.flags.is_none() && m.header.is_none());
+            let p = m.publisher().expect("a REP carries a Publisher");
+            assert_eq!(p.address, n.address(), "the subscriber's own address");
+            assert_eq!(p.process_uuid, n.process_uuid());
+            assert!(!p.node_uuid.is_empty());
+            assert_eq!(p.scope, Scope::All as i32);
+            let mp = p.msg_pub().expect("a message publisher");
+            assert_eq!(mp.ctrl, "unused");
+            assert!(!mp.throttled);
+            assert_eq!(mp.msgs_per_sec, u64::MAX);
+            (p.topic.clone(), mp.msg_type.clone())
+        })
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(
+        seen,
+        [
+            (fqn(&n, "/cmd"), "gz.msgs.Double".to_owned()),
+            (fqn(&n, "/state"), GENERIC_MSG_TYPE.to_owned()),
+            (fqn(&n, "/state"), "gz.msgs.Model".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn subscribers_reps_follow_partition_scope_and_expiry_rules() {
+    let n = node("subsrep");
+    let peer = FakePeer::new();
+    let rep = |topic: &str, scope: Scope, msg_type: &str| {
+        let p = peer.publisher(topic, "tcp://127.0.0.1:9", scope, "unused", msg_type);
+        peer.send(peer.msg(DiscoveryType::SubscribersRep, Some(DiscContents::Pub(p))));
+    };
+    rep("@/elsewhere@/cmd", Scope::All, "gz.msgs.Double");
+    rep(&fqn(&n, "/process"), Scope::Process, "gz.msgs.Double");
+    rep(&fqn(&n, "/cmd"), Scope::All, "gz.msgs.Double");
+    assert!(n.wait_for_remote_subscribers("/cmd", PATIENCE));
+    assert_eq!(n.subscribed_topic_list(), ["/cmd"]);
+    let subs = n.topic_subscribers("/cmd").unwrap();
+    assert_eq!(subs.len(), 1);
+    assert_eq!(
+        (
+            subs[0].address.as_str(),
+            subs[0].type_name.as_str(),
+            subs[0].local
+        ),
+        ("tcp://127.0.0.1:9", "gz.msgs.Double", false)
+    );
+    assert_eq!(subs[0].process_uuid, peer.process_uuid);
+    // A repeated answer is the same subscriber, not a second one.
+    rep(&fqn(&n, "/cmd"), Scope::All, "gz.msgs.Double");
+    rep(&fqn(&n, "/other"), Scope::All, "gz.msgs.Double");
+    assert!(n.wait_for_remote_subscribers("/other", PATIENCE));
+    assert_eq!(n.topic_subscribers("/cmd").unwrap().len(), 1);
+    // The answering process goes silent: its subscriptions expire with it.
+    let since = Instant::now();
+    assert!(eventually(PATIENCE, || n
+        .subscribed_topic_list()
+        .is_empty()));
+    assert!(since.elapsed() >= Node::SILENCE_INTERVAL - Duration::from_millis(500));
+    // And BYE forgets them at once.
+    rep(&fqn(&n, "/cmd"), Scope::All, "gz.msgs.Double");
+    assert!(n.wait_for_remote_subscribers("/cmd", PATIENCE));
+    peer.send(peer.msg(DiscoveryType::Bye, None));
+    assert!(eventually(Duration::from_secs(2), || n
+        .subscribed_topic_list()
+        .is_empty()));
+}
+
+#[test]
+fn unknown_future_discovery_types_are_dropped_and_counted() {
+    let n = node("future");
+    let peer = FakePeer::new();
+    let before = n.stats().discovery_dropped;
+    for kind in [10, 11, 200] {
+        let mut m = peer.msg(DiscoveryType::Heartbeat, None);
+        m.r#type = kind;
+        peer.send(m);
+    }
+    peer.advertise(&n, "/after", "tcp://127.0.0.1:9", Scope::All);
+    assert!(eventually(PATIENCE, || n.topic_list() == ["/after"]));
+    assert!(n.stats().discovery_dropped >= before + 3, "{:?}", n.stats());
 }

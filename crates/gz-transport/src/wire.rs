@@ -37,7 +37,8 @@ pub(crate) enum WireError {
     Empty(&'static str),
 }
 
-/// `ignition.msgs.Discovery.Type`
+/// `gz.msgs.Discovery.Type` (`ignition.msgs.Discovery.Type` ends at 7: Fortress peers print
+/// "Unknown message type" for 8 and 9 and otherwise ignore them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
 #[repr(i32)]
 pub(crate) enum DiscoveryType {
@@ -49,6 +50,13 @@ pub(crate) enum DiscoveryType {
     Bye = 5,
     NewConnection = 6,
     EndConnection = 7,
+    /// gz-transport 13+ (Harmonic, gz-msgs 10): "every process, tell me your subscriptions"
+    /// (no contents).
+    SubscribersReq = 8,
+    /// gz-transport 13+ (Harmonic, gz-msgs 10): one of the sender's subscriptions, as a
+    /// `Publisher` whose address and node are the subscriber's and whose `msg_type` is the
+    /// subscribed type.
+    SubscribersRep = 9,
 }
 
 /// `ignition.msgs.Discovery.Flags`
@@ -457,7 +465,7 @@ mod tests {
         ];
         (
             ".{0,40}",
-            0..8i32,
+            0..12i32,
             prop::option::of((any::<bool>(), any::<bool>())),
             contents,
         )

@@ -1,5 +1,5 @@
 //! `gz-topic`: list, echo and publish gz-transport topics without Gazebo installed.
-//! Flags follow `gz topic`: `-l`, `-i -t TOPIC`, `-e -t TOPIC [-n N] [-d SECS]`,
+//! Flags follow `gz topic`: `-l`, `-i -t TOPIC` (publishers and subscribers), `-e -t TOPIC [-n N] [-d SECS]`,
 //! `-t TOPIC -m TYPE -p DATA` (protobuf text format).
 
 use std::io::Write;
@@ -18,10 +18,11 @@ use gz_transport::{text, MsgsPrefix, Node, NodeOptions};
 )]
 #[command(group(clap::ArgGroup::new("action").required(true).args(["list", "info", "echo", "publish"])))]
 struct Args {
-    /// List the topics that have publishers.
+    /// List the topics that have publishers or subscribers (subscribers of peers that answer
+    /// SUBSCRIBERS_REQ: gz-transport 13+ (Harmonic) and this crate, not Fortress).
     #[arg(short = 'l', long = "list")]
     list: bool,
-    /// Show the publishers of a topic (needs -t).
+    /// Show the publishers and subscribers of a topic (needs -t).
     #[arg(short = 'i', long = "info")]
     info: bool,
     /// Print the messages of a topic (needs -t).
@@ -90,21 +91,42 @@ fn run(args: Args) -> Result<()> {
     .context("cannot start the transport")?;
     let need_topic = || args.topic.clone().context("this action needs -t TOPIC");
     if args.list {
-        std::thread::sleep(secs(args.wait, "--wait")?);
-        for topic in node.topic_list() {
+        listen(&node, secs(args.wait, "--wait")?, || false);
+        let mut topics = node.topic_list();
+        topics.extend(node.subscribed_topic_list());
+        topics.sort();
+        topics.dedup();
+        for topic in topics {
             println!("{topic}");
         }
         Ok(())
     } else if args.info {
         let topic = need_topic()?;
-        node.wait_for_publishers(&topic, secs(args.wait, "--wait")?);
+        // Subscribers answer within milliseconds of the request; publishers show up with their
+        // next advertisement (every second): wait for one, up to --wait.
+        let has_publishers = || node.topic_info(&topic).is_ok_and(|p| !p.is_empty());
+        listen(&node, secs(args.wait, "--wait")?, has_publishers);
         let publishers = node.topic_info(&topic)?;
-        if publishers.is_empty() {
-            bail!("no publishers on {topic}");
+        let subscribers = node.topic_subscribers(&topic)?;
+        if publishers.is_empty() && subscribers.is_empty() {
+            bail!("no publishers or subscribers on {topic}");
         }
-        println!("Publishers [Address, Message Type]:");
-        for p in publishers {
-            println!("  {}, {}", p.address, p.type_name);
+        // The layout of `gz topic -i` (gz-transport 13).
+        if publishers.is_empty() {
+            println!("No publishers on topic [{topic}]");
+        } else {
+            println!("Publishers [Address, Message Type]:");
+            for p in publishers {
+                println!("  {}, {}", p.address, p.type_name);
+            }
+        }
+        if subscribers.is_empty() {
+            println!("No subscribers on topic [{topic}]");
+        } else {
+            println!("Subscribers [Address, Message Type]:");
+            for s in subscribers {
+                println!("  {}, {}", s.address, s.type_name);
+            }
         }
         Ok(())
     } else if args.echo {
@@ -119,6 +141,32 @@ fn run(args: Args) -> Result<()> {
         let topic = need_topic()?;
         let msg_type = args.msg_type.as_deref().context("-p needs -m TYPE")?;
         publish(&node, &topic, msg_type, data, &args)
+    }
+}
+
+/// Listen to discovery for up to `window`, asking for subscribers (SUBSCRIBERS_REQ) at the
+/// start and every second after; once `found` holds, allow a short grace for the remaining
+/// answers (they come within milliseconds on one host) and return early.
+fn listen(node: &Node, window: Duration, found: impl Fn() -> bool) {
+    const ASK_EVERY: Duration = Duration::from_secs(1);
+    const GRACE: Duration = Duration::from_millis(300);
+    let start = Instant::now();
+    let deadline = start + window;
+    let mut next_ask = start;
+    loop {
+        let now = Instant::now();
+        if now >= next_ask {
+            node.request_subscribers();
+            next_ask = now + ASK_EVERY;
+        }
+        if found() {
+            std::thread::sleep(GRACE.min(deadline.saturating_duration_since(now)));
+            return;
+        }
+        if now >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20).min(deadline - now));
     }
 }
 

@@ -311,3 +311,38 @@ fn discovery_group_and_port_overrides_are_honoured_on_both_sides() {
     );
     assert!(!default_echo.output().contains("data:"));
 }
+
+/// Fortress (ign-transport 11, wire version 10) has no SUBSCRIBERS_REQ/REP: its
+/// `Discovery.proto` ends at END_CONNECTION. It logs "Unknown message type [8]" and carries
+/// on; it never answers, so its subscriptions stay unknown, and it keeps working.
+#[test]
+fn fortress_ignores_subscribers_req_and_keeps_working() {
+    let p = partition("ignsubsreq");
+    let n = node(&p, MsgsPrefix::Ignition);
+    let publisher = n.advertise::<Double>("/asked").unwrap();
+    let mut echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", "/asked"], &p);
+    assert!(eventually(PATIENCE, || publisher.subscriber_count() == 1));
+    for _ in 0..3 {
+        n.request_subscribers();
+    }
+    assert!(
+        !n.wait_for_remote_subscribers("/asked", std::time::Duration::from_secs(2)),
+        "Fortress answered SUBSCRIBERS_REQ"
+    );
+    let logged = echo.wait_line(PATIENCE, |l| l.contains("Unknown message type [8]"));
+    assert!(logged.is_some(), "what ign topic printed: {:?}", echo.seen);
+    // Still subscribed, and still receiving.
+    assert!(eventually(PATIENCE, || {
+        publisher
+            .publish(&Double {
+                header: None,
+                data: 4.5,
+            })
+            .unwrap();
+        echo.wait_line(std::time::Duration::from_millis(200), |l| {
+            l.contains("data: 4.5")
+        })
+        .is_some()
+    }));
+    assert_eq!(publisher.subscriber_count(), 1);
+}

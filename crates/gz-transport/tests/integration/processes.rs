@@ -182,6 +182,9 @@ fn gz_topic_lists_and_describes_topics() {
     let n = node(&p, MsgsPrefix::Gz);
     let _a = n.advertise::<Double>("/alpha").unwrap();
     let _b = n.advertise::<Model>("/beta").unwrap();
+    let _sub = n
+        .subscribe("/beta", |_: Model, _: &MessageInfo| {})
+        .unwrap();
     // `-l` prints what it heard during its listening window (re-advertisements come every
     // second); on starved cores a window can pass without one, so ask again.
     let listed = eventually(PATIENCE, || {
@@ -194,9 +197,14 @@ fn gz_topic_lists_and_describes_topics() {
     let mut info = ChildGuard::spawn(GZ_TOPIC, &["-i", "-t", "/beta", "--wait", "30"], &p);
     assert!(info.wait_exit(PATIENCE).expect("-i exits").success());
     let out = info.output();
-    assert!(
-        out.contains(&format!("{}, gz.msgs.Model", n.address())),
-        "{out}"
+    // The subscriber answers at once, the publisher only with its next advertisement: both
+    // must be listed.
+    assert_eq!(
+        out,
+        format!(
+            "Publishers [Address, Message Type]:\n  {a}, gz.msgs.Model\nSubscribers [Address, Message Type]:\n  {a}, gz.msgs.Model",
+            a = n.address()
+        )
     );
 }
 
@@ -241,4 +249,43 @@ fn invalid_environment_is_reported() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("GZ_IP") && err.contains("0.0.0.0"), "{err}");
+}
+
+#[test]
+fn gz_topic_lists_our_subscriber_with_its_type_from_another_process() {
+    let p = partition("clisubs");
+    let n = node(&p, MsgsPrefix::Gz);
+    let _typed = n
+        .subscribe("/cmd", |_: Double, _: &MessageInfo| {})
+        .unwrap();
+    let _any = n.subscribe_raw("/any", |_, _| {}).unwrap();
+    // `-i` asks (SUBSCRIBERS_REQ) and prints the answers (SUBSCRIBERS_REP) in `gz topic -i`'s
+    // layout; no publisher on the topic (it waits --wait for one) is not an error when it has
+    // subscribers.
+    let mut info = ChildGuard::spawn(GZ_TOPIC, &["-i", "-t", "/cmd", "--wait", "3"], &p);
+    assert!(info.wait_exit(PATIENCE).expect("-i exits").success());
+    let out = info.output();
+    assert_eq!(
+        out,
+        format!(
+            "No publishers on topic [/cmd]\nSubscribers [Address, Message Type]:\n  {}, gz.msgs.Double",
+            n.address()
+        )
+    );
+    let mut info = ChildGuard::spawn(GZ_TOPIC, &["-i", "-t", "/any", "--wait", "3"], &p);
+    assert!(info.wait_exit(PATIENCE).expect("-i exits").success());
+    assert!(
+        info.output()
+            .ends_with(&format!("{}, google.protobuf.Message", n.address())),
+        "a subscription to any type"
+    );
+    // `-l` lists subscribed topics too, as `gz topic -l` does since gz-transport 13.
+    assert!(eventually(PATIENCE, || {
+        let mut list = ChildGuard::spawn(GZ_TOPIC, &["-l", "--wait", "2"], &p);
+        assert!(list.wait_exit(PATIENCE).expect("-l exits").success());
+        list.output() == "/any\n/cmd"
+    }));
+    // Neither publishers nor subscribers: non-zero, saying so.
+    let mut none = ChildGuard::spawn(GZ_TOPIC, &["-i", "-t", "/nobody", "--wait", "1"], &p);
+    assert!(!none.wait_exit(PATIENCE).expect("-i exits").success());
 }

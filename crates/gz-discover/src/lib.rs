@@ -1,0 +1,378 @@
+//! `sas-gz-discover`: finds, from what gz-transport shows of a running Gazebo, every model
+//! with joints and writes the `config.yaml` block that bridges it with
+//! `sas_robot_driver_ros_gazebo_node`.
+//!
+//! What it reads: the advertised topics and their types, one `Model` message from every
+//! topic that carries `Model` (the JointStatePublishers), and — from peers that answer
+//! SUBSCRIBERS_REQ (gz-transport 13+, i.e. Harmonic and later, and gz-joint-sim; Fortress
+//! does not) — the `cmd_pos` subscriptions of the JointPositionControllers. A joint whose
+//! command topic nobody subscribes to is marked with a YAML comment; a peer that does not
+//! answer is said to be unchecked, and its command prefix is Gazebo's default
+//! (`/model/<model>/joint/`).
+//!
+//! ```no_run
+//! let node = gz_transport::Node::new()?;
+//! let robots = gz_discover::discover(&node, &gz_discover::Options::default());
+//! print!("{}", gz_discover::config_yaml(&robots, node.partition()));
+//! # Ok::<(), gz_transport::Error>(())
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use gz_transport::{msgs, MsgsPrefix, Node, Subscription};
+use prost::Message;
+
+/// What to look for, and for how long.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Give up after this long if the discovery is not complete by then.
+    pub timeout: Duration,
+    /// Only these models (by the `Model` message's name); empty: every model.
+    pub models: Vec<String>,
+    /// Only Gazebos speaking this type prefix; `None`: both.
+    pub msgs_prefix: Option<MsgsPrefix>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            timeout: Duration::from_secs(5),
+            models: Vec::new(),
+            msgs_prefix: None,
+        }
+    }
+}
+
+/// Whether a joint's position controller was seen listening.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Controller {
+    /// Its `cmd_pos` topic has a `Double` subscriber.
+    Listening,
+    /// The Gazebo answered SUBSCRIBERS_REQ, and nobody subscribes to its `cmd_pos` topic.
+    Missing,
+    /// The Gazebo does not answer SUBSCRIBERS_REQ (Fortress): not known.
+    Unchecked,
+}
+
+/// One model with joints, as found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Robot {
+    /// The `Model` message's (unscoped) name.
+    pub model: String,
+    /// The JointStatePublisher's topic.
+    pub joint_states_topic: String,
+    /// The prefix of the Gazebo that publishes it.
+    pub msgs_prefix: MsgsPrefix,
+    /// The joints with an axis, in message order.
+    pub joints: Vec<String>,
+    /// Joint `j` is commanded on `<command_prefix><j>/0/cmd_pos`.
+    pub command_prefix: String,
+    /// Per joint, same order as `joints`.
+    pub controllers: Vec<Controller>,
+}
+
+impl Robot {
+    pub fn command_topic(&self, joint: &str) -> String {
+        format!("{}{joint}/0/cmd_pos", self.command_prefix)
+    }
+}
+
+/// Waiting less than this would miss advertisements: peers repeat theirs every second.
+const SETTLE: Duration = Duration::from_millis(1500);
+/// How often SUBSCRIBERS_REQ is repeated while listening (a lost datagram costs one round).
+const ASK_EVERY: Duration = Duration::from_secs(1);
+
+/// Listens on `node`'s partition until every `Model` topic seen delivered a message (and at
+/// least [`SETTLE`]), or `options.timeout`; returns the models with joints, sorted by topic.
+pub fn discover(node: &Node, options: &Options) -> Vec<Robot> {
+    let start = Instant::now();
+    let deadline = start + options.timeout;
+    let (tx, rx) = mpsc::channel::<(String, String, Vec<u8>)>();
+    let mut subscriptions: HashMap<String, Subscription> = HashMap::new();
+    // topic → (publisher process, type name, first message)
+    let mut models: BTreeMap<String, (String, String, msgs::Model)> = BTreeMap::new();
+    let mut publishers: HashMap<String, String> = HashMap::new();
+    let mut next_ask = start;
+    loop {
+        let now = Instant::now();
+        if now >= next_ask {
+            node.request_subscribers();
+            next_ask = now + ASK_EVERY;
+        }
+        for topic in node.topic_list() {
+            if subscriptions.contains_key(&topic) || models.contains_key(&topic) {
+                continue;
+            }
+            let Ok(infos) = node.topic_info(&topic) else {
+                continue;
+            };
+            let Some(publisher) = infos
+                .iter()
+                .find(|p| !p.local && is_model_type(&p.type_name, options.msgs_prefix))
+            else {
+                continue;
+            };
+            publishers.insert(topic.clone(), publisher.process_uuid.clone());
+            let tx = tx.clone();
+            let name = topic.clone();
+            if let Ok(s) = node.subscribe_raw(&topic, move |bytes, info| {
+                let _ = tx.send((name.clone(), info.type_name.clone(), bytes.to_vec()));
+            }) {
+                subscriptions.insert(topic, s);
+            }
+        }
+        while let Ok((topic, type_name, bytes)) = rx.try_recv() {
+            if models.contains_key(&topic) || !is_model_type(&type_name, options.msgs_prefix) {
+                continue;
+            }
+            if let Ok(m) = msgs::Model::decode(bytes.as_slice()) {
+                let process = publishers.get(&topic).cloned().unwrap_or_default();
+                models.insert(topic.clone(), (process, type_name, m));
+                // One message is enough: stop the stream (and the publisher's work for us).
+                subscriptions.remove(&topic);
+            }
+        }
+        let complete = !models.is_empty() && subscriptions.is_empty();
+        if (complete && now.duration_since(start) >= SETTLE) || now >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20).min(deadline.saturating_duration_since(now)));
+    }
+    models
+        .into_iter()
+        .filter_map(|(topic, (process, type_name, model))| {
+            robot(node, topic, &process, &type_name, model)
+        })
+        .filter(|r| options.models.is_empty() || options.models.contains(&r.model))
+        .collect()
+}
+
+fn is_model_type(type_name: &str, prefix: Option<MsgsPrefix>) -> bool {
+    match prefix {
+        Some(p) => type_name == p.type_name("Model"),
+        None => [MsgsPrefix::Gz, MsgsPrefix::Ignition]
+            .iter()
+            .any(|p| type_name == p.type_name("Model")),
+    }
+}
+
+fn robot(
+    node: &Node,
+    topic: String,
+    process: &str,
+    type_name: &str,
+    model: msgs::Model,
+) -> Option<Robot> {
+    let joints: Vec<String> = model
+        .joint
+        .iter()
+        .filter(|j| j.axis1.is_some())
+        .map(|j| j.name.clone())
+        .collect();
+    if joints.is_empty() {
+        return None;
+    }
+    let msgs_prefix = if type_name.starts_with(MsgsPrefix::Ignition.as_str()) {
+        MsgsPrefix::Ignition
+    } else {
+        MsgsPrefix::Gz
+    };
+    // The command topics the model's process subscribes to (with Double), if it answered.
+    let double = msgs_prefix.type_name("Double");
+    let mut answered = false;
+    let mut commands: Vec<String> = Vec::new();
+    for t in node.subscribed_topic_list() {
+        let subs = node.topic_subscribers(&t).unwrap_or_default();
+        let theirs: Vec<_> = subs
+            .iter()
+            .filter(|s| !s.local && s.process_uuid == process)
+            .collect();
+        answered |= !theirs.is_empty();
+        if theirs.iter().any(|s| s.type_name == double) && t.ends_with("/0/cmd_pos") {
+            commands.push(t);
+        }
+    }
+    let command_prefix = command_prefix(&model.name, &joints, &commands);
+    let controllers = joints
+        .iter()
+        .map(|j| {
+            if !answered {
+                Controller::Unchecked
+            } else if commands.contains(&format!("{command_prefix}{j}/0/cmd_pos")) {
+                Controller::Listening
+            } else {
+                Controller::Missing
+            }
+        })
+        .collect();
+    Some(Robot {
+        model: model.name,
+        joint_states_topic: topic,
+        msgs_prefix,
+        joints,
+        command_prefix,
+        controllers,
+    })
+}
+
+/// The prefix most joints' command topics share (a `<topic>` set in the SDF moves them);
+/// Gazebo's default `/model/<model>/joint/` when none is known.
+fn command_prefix(model: &str, joints: &[String], commands: &[String]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for j in joints {
+        let suffix = format!("{j}/0/cmd_pos");
+        for c in commands {
+            if let Some(prefix) = c.strip_suffix(&suffix) {
+                if prefix.ends_with('/') {
+                    *counts.entry(prefix).or_default() += 1;
+                }
+            }
+        }
+    }
+    let default = format!("/model/{model}/joint/");
+    let best = counts.iter().max_by_key(|(p, n)| (**n, **p == default));
+    best.map_or(default.clone(), |(p, _)| (*p).to_owned())
+}
+
+/// A YAML double-quoted scalar.
+fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The blocks of config/config.yaml for `robots`: keyed by the node name (`<model>_1`, …,
+/// as the original's `ur3e_1`), with `robot_name` the same, the original's loop period, and
+/// `gz_msgs_prefix` for a Fortress peer. Joints without a listening controller get a comment.
+pub fn config_yaml(robots: &[Robot], partition: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# sas-gz-discover: {} model(s) with joints in gz-transport partition {}.",
+        robots.len(),
+        quoted(partition)
+    );
+    let mut used: HashMap<&str, usize> = HashMap::new();
+    for r in robots {
+        let n = used.entry(r.model.as_str()).or_default();
+        *n += 1;
+        let key = format!("{}_{n}", r.model);
+        let _ = writeln!(out);
+        let _ = writeln!(out, "# model {:?}, {} joints", r.model, r.joints.len());
+        let _ = writeln!(out, "{key}:");
+        let _ = writeln!(out, "  ros__parameters:");
+        if r.controllers.contains(&Controller::Unchecked) {
+            let _ = writeln!(
+                out,
+                "    # position controllers not checked: this Gazebo does not answer SUBSCRIBERS_REQ (Fortress does not)"
+            );
+        }
+        if r.controllers.contains(&Controller::Missing) {
+            let _ = writeln!(out, "    joint_names:");
+            for (j, c) in r.joints.iter().zip(&r.controllers) {
+                let comment = if *c == Controller::Missing {
+                    format!(
+                        "  # no position controller listening on {}",
+                        r.command_topic(j)
+                    )
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(out, "      - {}{comment}", quoted(j));
+            }
+        } else {
+            let names: Vec<String> = r.joints.iter().map(|j| quoted(j)).collect();
+            let _ = writeln!(out, "    joint_names: [{}]", names.join(", "));
+        }
+        let _ = writeln!(
+            out,
+            "    joint_positions_topic_prefix: {}",
+            quoted(&r.command_prefix)
+        );
+        let _ = writeln!(
+            out,
+            "    joint_states_topic: {}",
+            quoted(&r.joint_states_topic)
+        );
+        let _ = writeln!(out, "    robot_name: {}", quoted(&key));
+        let _ = writeln!(
+            out,
+            "    thread_sampling_time_sec: 0.002  # Robot thread is at 500 Hz"
+        );
+        if r.msgs_prefix == MsgsPrefix::Ignition {
+            let _ = writeln!(out, "    gz_msgs_prefix: \"ignition.msgs.\"");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn robot(controllers: Vec<Controller>, prefix: MsgsPrefix) -> Robot {
+        Robot {
+            model: "ur3e".into(),
+            joint_states_topic: "/world/w/model/ur3e/joint_state".into(),
+            msgs_prefix: prefix,
+            joints: vec!["a".into(), "b\"q".into()],
+            command_prefix: "/model/ur3e/joint/".into(),
+            controllers,
+        }
+    }
+
+    #[test]
+    fn a_fully_controlled_robot_is_written_as_the_original_config() {
+        let yaml = config_yaml(
+            &[robot(vec![Controller::Listening; 2], MsgsPrefix::Gz)],
+            "p",
+        );
+        assert!(yaml.contains(
+            "ur3e_1:\n  ros__parameters:\n    joint_names: [\"a\", \"b\\\"q\"]\n    joint_positions_topic_prefix: \"/model/ur3e/joint/\"\n    joint_states_topic: \"/world/w/model/ur3e/joint_state\"\n    robot_name: \"ur3e_1\"\n"
+        ), "{yaml}");
+        assert!(!yaml.contains("gz_msgs_prefix"), "{yaml}");
+    }
+
+    #[test]
+    fn missing_controllers_are_commented_and_fortress_gets_its_prefix() {
+        let yaml = config_yaml(
+            &[
+                robot(
+                    vec![Controller::Listening, Controller::Missing],
+                    MsgsPrefix::Gz,
+                ),
+                robot(vec![Controller::Unchecked; 2], MsgsPrefix::Ignition),
+            ],
+            "p",
+        );
+        assert!(yaml.contains("      - \"a\"\n      - \"b\\\"q\"  # no position controller listening on /model/ur3e/joint/b\"q/0/cmd_pos\n"), "{yaml}");
+        assert!(yaml.contains("ur3e_2:"), "{yaml}");
+        assert!(yaml.contains("not checked"), "{yaml}");
+        assert!(
+            yaml.contains("    gz_msgs_prefix: \"ignition.msgs.\"\n"),
+            "{yaml}"
+        );
+    }
+
+    #[test]
+    fn the_command_prefix_is_the_one_the_subscriptions_share() {
+        let joints = ["a".to_owned(), "b".to_owned()];
+        assert_eq!(command_prefix("m", &joints, &[]), "/model/m/joint/");
+        let moved = ["/x/a/0/cmd_pos".to_owned(), "/x/b/0/cmd_pos".to_owned()];
+        assert_eq!(command_prefix("m", &joints, &moved), "/x/");
+    }
+}

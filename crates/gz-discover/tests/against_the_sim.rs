@@ -1,0 +1,69 @@
+//! discover() against gz-joint-sim running the shipped worlds in this process, over real
+//! loopback gz-transport (the end-to-end run with the bridge node is in tests/node).
+
+use std::sync::Once;
+use std::time::Duration;
+
+use gz_discover::{discover, Controller, Options};
+use gz_joint_sim::{SimOptions, World};
+use gz_transport::{MsgsPrefix, Node, NodeOptions};
+
+fn run(world: &str, prefix: MsgsPrefix, partition: &str) -> Vec<gz_discover::Robot> {
+    // Loopback only; set once, before any node of this process reads the environment.
+    static LOOPBACK: Once = Once::new();
+    LOOPBACK.call_once(|| {
+        std::env::set_var("GZ_IP", "127.0.0.1");
+        std::env::set_var("IGN_IP", "127.0.0.1");
+    });
+    let path = format!("{}/../../sdf/{world}", env!("CARGO_MANIFEST_DIR"));
+    let partition = format!("gzdisc-{}-{partition}", std::process::id());
+    let sim = World::load_with_resource_paths(path, &[])
+        .unwrap()
+        .start(SimOptions {
+            msgs_prefix: prefix,
+            partition: Some(partition.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+    let node = Node::with_options(NodeOptions {
+        partition: Some(partition),
+        ..Default::default()
+    })
+    .unwrap();
+    let robots = discover(
+        &node,
+        &Options {
+            timeout: Duration::from_secs(30),
+            ..Default::default()
+        },
+    );
+    sim.stop();
+    robots
+}
+
+#[test]
+fn both_arms_of_longboy_are_found_with_their_controllers() {
+    let robots = run("longboy_world.sdf", MsgsPrefix::Gz, "longboy");
+    assert_eq!(robots.len(), 1);
+    let r = &robots[0];
+    assert_eq!(r.model, "longboy");
+    assert_eq!(r.joints.len(), 13);
+    assert_eq!(r.joints[0], "joint1");
+    assert_eq!(r.joints[12], "wrist_3_joint");
+    assert_eq!(r.command_prefix, "/model/longboy/joint/");
+    assert_eq!(r.msgs_prefix, MsgsPrefix::Gz);
+    assert_eq!(r.controllers, vec![Controller::Listening; 13]);
+}
+
+#[test]
+fn a_fortress_world_is_found_with_the_ignition_prefix() {
+    let robots = run("fortress/r820_world.sdf", MsgsPrefix::Ignition, "fortress");
+    assert_eq!(robots.len(), 1);
+    assert_eq!(robots[0].model, "r820");
+    assert_eq!(robots[0].msgs_prefix, MsgsPrefix::Ignition);
+    assert_eq!(
+        robots[0].joint_states_topic,
+        "/world/r820_world/model/r820/model/r820_position_controller/model/r820/joint_state"
+    );
+    assert_eq!(robots[0].controllers, vec![Controller::Listening; 7]);
+}
