@@ -21,7 +21,6 @@ WORKSPACE = pathlib.Path(os.environ.get('SAS_COLCON_WS', '/nonexistent'))
 _spec = importlib.util.spec_from_file_location('node_fixtures', ROOT / 'tests' / 'node' / 'conftest.py')
 node_fixtures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(node_fixtures)
-wait_for = node_fixtures.wait_for
 UR3E_JOINTS = node_fixtures.UR3E_JOINTS
 
 if not (WORKSPACE / 'install' / 'setup.bash').is_file():
@@ -47,9 +46,10 @@ class InstalledWorld(node_fixtures.World):
     def env(self) -> dict:
         return {**os.environ, **super().env()}
 
-    def sim(self, world: str = 'ur3e_world.sdf', wait_for: str = 'joint states'):
+    def sim(self, world: str = 'ur3e_world.sdf'):
+        """The installed gz-joint-sim running an installed world, once it publishes."""
         process = self.start([executable('gz-joint-sim'), SHARE / 'sdf' / world])
-        process.wait_output(wait_for, 30)
+        process.wait_output('joint states', 30)
         return process
 
 
