@@ -17,8 +17,8 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
-from launch.conditions import LaunchConfigurationEquals
-from launch.substitutions import LaunchConfiguration
+from launch.conditions import IfCondition
+from launch.substitutions import EqualsSubstitution, LaunchConfiguration
 from launch_ros.actions import Node
 
 PACKAGE = "sas_robot_driver_gazebo"
@@ -28,6 +28,7 @@ def generate_launch_description():
     default_config = os.path.join(get_package_share_directory(PACKAGE), "config", "config.yaml")
     name = LaunchConfiguration("name")
     config_file = LaunchConfiguration("config_file")
+    implementation = LaunchConfiguration("implementation")
 
     return LaunchDescription(
         [
@@ -54,7 +55,7 @@ def generate_launch_description():
                 parameters=[config_file],
                 output="screen",
                 emulate_tty=True,
-                condition=LaunchConfigurationEquals("implementation", "cpp"),
+                condition=IfCondition(EqualsSubstitution(implementation, "cpp")),
             ),
             Node(
                 package=PACKAGE,
@@ -63,7 +64,7 @@ def generate_launch_description():
                 parameters=[config_file],
                 output="screen",
                 emulate_tty=True,
-                condition=LaunchConfigurationEquals("implementation", "python"),
+                condition=IfCondition(EqualsSubstitution(implementation, "python")),
             ),
         ]
     )

@@ -152,3 +152,20 @@ def test_unsupported_type_is_named(tmp_path):
     assert result.returncode == 1
     assert "bad_msgs/msg/Wide member 'value'" in result.stderr
     assert 'long double' in result.stderr
+
+
+def test_packages_selects_the_named_ones_and_what_they_use(tmp_path, generated):
+    """--packages (the colcon build's): the named packages and the closure of their
+    references, each crate as the full run writes it; a missing package is named."""
+    out = tmp_path / 'selected'
+    result = run_generator(out, '--packages', 'sensor_msgs', 'rosgraph_msgs')
+    assert result.returncode == 0, result.stderr
+    crates = sorted(p.name for p in (out / 'share').iterdir())
+    assert crates == ['builtin_interfaces', 'geometry_msgs', 'rosgraph_msgs', 'sensor_msgs',
+                      'service_msgs', 'std_msgs']
+    selected, full = tree(out), tree(generated)
+    assert [k for k in selected if selected[k] != full[k]] == []
+
+    result = run_generator(tmp_path / 'missing', '--packages', 'sensor_msgs', 'no_such_msgs')
+    assert result.returncode == 1
+    assert 'interface package no_such_msgs not found' in result.stderr, result.stderr

@@ -10,8 +10,10 @@
 //! }
 //! ```
 //!
-//! The build must see the environment of `scripts/env` (`AMENT_PREFIX_PATH` naming the venv).
-//! Three fixes, each for a defect of the wheels as a native SDK:
+//! The build must see a sourced ROS 2 environment: `scripts/env` (`AMENT_PREFIX_PATH` naming
+//! the venv), or a regular installation such as `/opt/ros/jazzy`, which needs none of the fixes
+//! below. Three fixes, each for a defect of the wheels as a native SDK (the ROS prefix is a
+//! Python environment: it has `bin/python3`):
 //! 1. The wheels ship no `librmw_implementation.so`, which rclrs links: if no prefix on
 //!    `AMENT_PREFIX_PATH` provides it, a symlink to `librmw_fastrtps_cpp.so` (the one RMW the
 //!    wheels are built with) goes into `OUT_DIR`.
@@ -21,6 +23,11 @@
 //!    the bundled `ros_*.libs` directories and libpython's directory become `DT_RPATH`
 //!    (`--disable-new-dtags`, because only `DT_RPATH` also applies to the libraries' own
 //!    dependencies). The binary is therefore tied to the venv's location.
+//!
+//! With `ROS_LINK_RPATH=none` (set by the package's CMakeLists.txt under colcon) fix 3 is left
+//! out: an installed ROS binary finds its libraries through the `LD_LIBRARY_PATH` of the
+//! sourced setup files, like every ROS binary, and the linker finds them through
+//! `-rpath-link`.
 
 use std::{
     env,
@@ -33,7 +40,7 @@ use std::{
 pub enum Error {
     #[error(
         "no entry of AMENT_PREFIX_PATH ({0:?}) holds lib/librcl.so: source scripts/env \
-         (after scripts/setup-ros) before building"
+         (after scripts/setup-ros), or a ROS 2 installation's setup.bash, before building"
     )]
     NoRosPrefix(String),
     #[error("{python} (the ROS venv's python) could not be run: {source}")]
@@ -49,6 +56,8 @@ pub enum Error {
          PYTHON_CONFIGURE_OPTS=--enable-shared)"
     )]
     StaticPython { python: PathBuf },
+    #[error("ROS_LINK_RPATH is {0:?}; it must be \"venv\" (the default) or \"none\"")]
+    RpathMode(String),
     #[error("cannot create the librmw_implementation.so symlink in {dir}: {source}")]
     Shim {
         dir: PathBuf,
@@ -78,6 +87,16 @@ pub fn emit_link_args() -> Result<(), Error> {
         .find(|p| p.join("lib/librcl.so").is_file())
         .ok_or_else(|| Error::NoRosPrefix(env::var("AMENT_PREFIX_PATH").unwrap_or_default()))?;
     let ros_lib = ros_prefix.join("lib");
+    // Every prefix's lib/, e.g. a colcon workspace's install/sas_msgs/lib: rclrs's build
+    // script records them only when ROS_DISTRO changes, so after AMENT_PREFIX_PATH changed
+    // its list would be stale.
+    for lib in prefixes
+        .iter()
+        .map(|p| p.join("lib"))
+        .filter(|l| l.is_dir())
+    {
+        println!("cargo:rustc-link-search=native={}", lib.display());
+    }
 
     if !prefixes
         .iter()
@@ -88,19 +107,40 @@ pub fn emit_link_args() -> Result<(), Error> {
     }
 
     let python = ros_prefix.join("bin/python3");
+    if !python.exists() {
+        // A regular ROS installation: its libraries link and load as they are.
+        return Ok(());
+    }
+    let rpath = rpath_into_venv()?;
     let libs = python_libs(&python)?;
     println!("cargo:rustc-link-search=native={}", libs.lib_dir.display());
     println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
     println!("cargo:rustc-link-arg=-lpython{}", libs.ld_version);
     println!("cargo:rustc-link-arg=-Wl,--as-needed");
-    println!("cargo:rustc-link-arg=-Wl,--disable-new-dtags");
-    for dir in std::iter::once(&ros_lib)
+    let dirs = std::iter::once(&ros_lib)
         .chain(&libs.bundled_dirs)
-        .chain(std::iter::once(&libs.lib_dir))
-    {
-        println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+        .chain(std::iter::once(&libs.lib_dir));
+    if rpath {
+        println!("cargo:rustc-link-arg=-Wl,--disable-new-dtags");
+        for dir in dirs {
+            println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+        }
+    } else {
+        for dir in dirs {
+            println!("cargo:rustc-link-arg=-Wl,-rpath-link,{}", dir.display());
+        }
     }
     Ok(())
+}
+
+/// Whether the binary gets the venv's library directories as RPATH (`ROS_LINK_RPATH`).
+fn rpath_into_venv() -> Result<bool, Error> {
+    println!("cargo:rerun-if-env-changed=ROS_LINK_RPATH");
+    match env::var("ROS_LINK_RPATH").as_deref() {
+        Err(_) | Ok("venv") => Ok(true),
+        Ok("none") => Ok(false),
+        Ok(other) => Err(Error::RpathMode(other.to_owned())),
+    }
 }
 
 fn ament_prefixes() -> Vec<PathBuf> {

@@ -1,8 +1,10 @@
 """Command line: generate the Rust crates of every interface package into an overlay prefix.
 
-    python -m rosidl_rust_gen --out .ros-overlay [--prefix <ament prefix>]... [--force]
+    python -m rosidl_rust_gen --out .ros-overlay [--prefix <ament prefix>]... [--packages NAME...] [--force]
 
-Without --prefix the prefixes come from AMENT_PREFIX_PATH. The overlay is
+Without --prefix the prefixes come from AMENT_PREFIX_PATH. With --packages only those packages
+and the interface packages they depend on are generated (a full ROS 2 installation has many
+more than a build needs); a named package missing from the prefixes is an error. The overlay is
 only rewritten when an input changed (IDL files, package versions, this
 generator's own source); files whose text is unchanged keep their mtime, so
 cargo does not rebuild what did not change.
@@ -29,6 +31,45 @@ def generate(package: InterfacePackage) -> dict[str, str]:
     """Relative path under the overlay -> text, for one package."""
     files = Package(parse_package(package)).files()
     return {f'share/{package.name}/rust/{rel}': text for rel, text in files.items()}
+
+
+def select(packages: dict[str, InterfacePackage], names: list[str]) -> dict[str, InterfacePackage]:
+    """The named packages and every interface package they reference; raises naming the first
+    that no prefix provides."""
+    missing = sorted(set(names) - set(packages))
+    if missing:
+        raise GeneratorError(f'interface package {", ".join(missing)} not found in the ament '
+                             f'prefixes (install it, or build it in the workspace)')
+    selected = {n: packages[n] for n in names}
+    pending = list(names)
+    while pending:
+        name = pending.pop()
+        for dep in _references(packages[name]):
+            if dep not in packages:
+                raise GeneratorError(f'interface package {dep} (used by {name}) not found in '
+                                     f'the ament prefixes')
+            if dep not in selected:
+                selected[dep] = packages[dep]
+                pending.append(dep)
+    return selected
+
+
+def _references(package: InterfacePackage) -> list[str]:
+    """The interface packages `package`'s IDL files include (cheap: no parse)."""
+    refs = set()
+    for rel in package.idl_files:
+        for line in (package.share / rel).read_text().splitlines():
+            line = line.strip()
+            if line.startswith('#include "') and '/' in line:
+                refs.add(line.split('"')[1].split('/')[0])
+    # What the parser adds to services and actions: the service event's info, the goal id,
+    # and action_msgs' CancelGoal service (named by the Action impl).
+    if any(rel.startswith(('srv/', 'action/')) for rel in package.idl_files):
+        refs.add('service_msgs')
+    if any(rel.startswith('action/') for rel in package.idl_files):
+        refs |= {'action_msgs', 'unique_identifier_msgs'}
+    refs.discard(package.name)
+    return sorted(refs)
 
 
 def inputs_digest(packages: dict[str, InterfacePackage]) -> str:
@@ -72,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--out', required=True, type=pathlib.Path, help='overlay prefix to write')
     ap.add_argument('--prefix', action='append', type=pathlib.Path, default=[],
                     help='ament prefix to read (repeatable; default: AMENT_PREFIX_PATH)')
+    ap.add_argument('--packages', nargs='+', metavar='NAME',
+                    help='generate only these interface packages and their dependencies')
     ap.add_argument('--force', action='store_true', help='regenerate even if inputs are unchanged')
     ap.add_argument('--jobs', type=int, default=min(2, os.cpu_count() or 1))
     args = ap.parse_args(argv)
@@ -88,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         packages = find_packages(prefixes)
         if not packages:
             raise GeneratorError(f'no interface package in {", ".join(map(str, prefixes))}')
+        if args.packages:
+            packages = select(packages, args.packages)
         digest = inputs_digest(packages)
         stamp_path = out / STAMP
         stamp = json.loads(stamp_path.read_text()) if stamp_path.is_file() else {}

@@ -1,0 +1,194 @@
+"""The colcon-built package, used as a ROS 2 user uses it: found through the ament index, its
+installed executables run with nothing but install/setup.bash sourced, over real gz-transport
+(the installed gz-joint-sim) and DDS (rclpy)."""
+
+import ast
+import os
+import pathlib
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from conftest import LIB, PACKAGE, PREFIX, ROOT, SHARE, UR3E_JOINTS, WORKSPACE, executable
+
+EXECUTABLES = {'sas_robot_driver_ros_gazebo_node', 'sas_robot_driver_ros_composer_node',
+               'sas_robot_driver_ros_gazebo.py', 'joint_interface_example.py',
+               'gz-joint-sim', 'gz-topic'}
+START_S = 30      # process start + discovery, on 2 loaded cores
+MOTION_S = 30     # joints move at <= 0.25 rad/s in sim time
+R820_JOINTS = [f'joint{i}' for i in range(1, 8)]
+
+
+def array(values) -> Float64MultiArray:
+    return Float64MultiArray(data=[float(v) for v in values])
+
+
+def test_the_package_resolves_through_the_ament_index_of_the_install_space():
+    assert PREFIX == WORKSPACE / 'install' / PACKAGE
+    assert SHARE == PREFIX / 'share' / PACKAGE
+    marker = PREFIX / 'share' / 'ament_index' / 'resource_index' / 'packages' / PACKAGE
+    assert marker.is_file()
+    assert ET.parse(SHARE / 'package.xml').getroot().findtext('name') == PACKAGE
+    for path in ['launch/robot_driver_server_launch.py', 'launch/longboy_launch.py',
+                 'config/config.yaml', 'config/longboy.yaml', 'config/multi_robot.yaml',
+                 'sdf/ur3e_world.sdf', 'sdf/longboy_world.sdf', 'sdf/ur3e.sdf']:
+        assert (SHARE / path).is_file(), path
+
+
+def test_the_executables_are_what_ros2_pkg_executables_lists():
+    """`ros2 pkg executables` lists the executable files of <prefix>/lib/<package>."""
+    listed = {p.name for p in LIB.iterdir() if p.is_file() and os.access(p, os.X_OK)}
+    assert listed == EXECUTABLES
+
+
+def test_nothing_installed_points_into_the_checkout():
+    """No RPATH/RUNPATH (libraries come from the setup files' LD_LIBRARY_PATH), and the
+    scripts' interpreter is the one the package was built with."""
+    extension = next((PREFIX / 'lib').glob('python3*/site-packages/sas_robot_driver_gazebo/'
+                                           '_sas_robot_driver_gazebo*.so'))
+    for path in [*(LIB / n for n in EXECUTABLES if not n.endswith('.py')), extension]:
+        dynamic = subprocess.run(['readelf', '-d', path], capture_output=True, text=True,
+                                 check=True).stdout
+        assert 'RPATH' not in dynamic and 'RUNPATH' not in dynamic, f'{path}:\n{dynamic}'
+    for script in ['sas_robot_driver_ros_gazebo.py', 'joint_interface_example.py']:
+        first = (LIB / script).read_text().splitlines()[0]
+        # the venv's python3 (not resolved: the venv's symlink target is the system python)
+        assert first.startswith('#!/'), first
+        assert pathlib.Path(first[2:]).parent == pathlib.Path(sys.executable).parent, first
+    assert f'{ROOT}/.venv/bin' not in os.environ['PATH'].split(':')
+
+
+def test_the_python_module_is_the_install_spaces():
+    out = subprocess.run([sys.executable, '-c', 'import sas_robot_driver_gazebo as m; print(m.__file__)'],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert pathlib.Path(out.stdout.strip()).is_relative_to(PREFIX), out.stdout
+
+
+@pytest.mark.parametrize('program', ['sas_robot_driver_ros_gazebo_node',
+                                     'sas_robot_driver_ros_gazebo.py'])
+def test_the_installed_bridge_serves_the_topic_surface_and_moves_a_joint(world, program):
+    """As `ros2 launch … implementation:=cpp|python` starts it: node name ur3e_1, the
+    installed config.yaml."""
+    world.sim()
+    bridge = world.start([executable(program), '--ros-args', '-r', '__node:=ur3e_1',
+                          '--params-file', SHARE / 'config' / 'config.yaml'])
+    states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
+    lower = world.subscribe(Float64MultiArray, '/ur3e_1/get/joint_positions_min')
+    world.wait_for(lambda: states and lower, START_S, f'joint states and limits from {program}')
+    assert list(states[-1].name) == UR3E_JOINTS
+    assert len(states[-1].position) == len(lower[-1].data) == 6
+
+    target = list(states[-1].position)
+    target[1] += 0.2
+    world.publisher(Float64MultiArray, '/ur3e_1/set/target_joint_positions').publish(array(target))
+    world.wait_for(lambda: abs(states[-1].position[1] - target[1]) < 1e-6, MOTION_S,
+                   'shoulder_lift_joint to reach its target')
+    assert bridge.proc.poll() is None, bridge.output()
+
+
+def test_the_installed_composer_composes_the_installed_bridges(world):
+    """launch/longboy_launch.py's three processes: r820_sim, ur3e_sim and the composer
+    longboy_sim, with the installed longboy.yaml."""
+    world.sim('longboy_world.sdf')
+    config = SHARE / 'config' / 'longboy.yaml'
+    node = executable('sas_robot_driver_ros_gazebo_node')
+    for name in ['r820_sim', 'ur3e_sim']:
+        world.start([node, '--ros-args', '-r', f'__node:={name}', '--params-file', config])
+    composer = world.start([executable('sas_robot_driver_ros_composer_node'), '--ros-args',
+                            '-r', '__node:=longboy_sim', '--params-file', config])
+    states = world.subscribe(JointState, '/longboy_sim/get/joint_states')
+    world.wait_for(lambda: states, START_S, 'joint states of longboy_sim')
+    assert list(states[-1].name) == R820_JOINTS + UR3E_JOINTS
+    assert composer.proc.poll() is None, composer.output()
+
+
+# --- launch files ------------------------------------------------------------------------
+# launch and launch_ros have no wheels for Jazzy (and no other PyPI distribution of them):
+# they cannot be loaded here. What can be checked without them is checked: the file parses,
+# names only Jazzy launch API, declares the original's arguments with their defaults, and
+# every Node it starts is an installed executable of this package.
+
+# Names each launch module has in Jazzy (launch 3.4, launch_ros 0.26).
+JAZZY_LAUNCH_API = {
+    'launch': {'LaunchDescription'},
+    'launch.actions': {'DeclareLaunchArgument'},
+    'launch.conditions': {'IfCondition', 'UnlessCondition'},
+    'launch.substitutions': {'EqualsSubstitution', 'LaunchConfiguration'},
+    'launch_ros.actions': {'Node'},
+    'ament_index_python.packages': {'get_package_share_directory'},
+    'os': None,
+}
+
+
+def launch_file(name: str):
+    path = SHARE / 'launch' / name
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def calls(tree, function: str):
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name) and n.func.id == function]
+
+
+def keywords(call) -> dict:
+    return {k.arg: k.value for k in call.keywords}
+
+
+def declared_arguments(tree) -> dict:
+    """name -> (default, choices) of every DeclareLaunchArgument."""
+    out = {}
+    for call in calls(tree, 'DeclareLaunchArgument'):
+        kw = keywords(call)
+        default = kw.get('default_value')
+        out[call.args[0].value] = (
+            default.value if isinstance(default, ast.Constant) else ast.unparse(default),
+            ast.literal_eval(kw['choices']) if 'choices' in kw else None)
+    return out
+
+
+@pytest.mark.parametrize('name', ['robot_driver_server_launch.py', 'longboy_launch.py'])
+def test_the_launch_files_use_only_jazzys_launch_api_and_installed_executables(name):
+    tree = launch_file(name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            known = JAZZY_LAUNCH_API.get(node.module)
+            assert known is not None, f'{name} imports from {node.module}'
+            assert {a.name for a in node.names} <= known, f'{name}: {ast.unparse(node)}'
+        elif isinstance(node, ast.Import):
+            assert all(a.name in JAZZY_LAUNCH_API for a in node.names), ast.unparse(node)
+    assert 'LaunchConfigurationEquals' not in (SHARE / 'launch' / name).read_text()
+    assert any(n.name == 'generate_launch_description' for n in tree.body
+               if isinstance(n, ast.FunctionDef))
+    assert calls(tree, 'Node')
+    package = next(n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                   and n.targets[0].id == 'PACKAGE')
+    assert package == PACKAGE
+    constants = {n.targets[0].id: n.value.value for n in tree.body
+                 if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
+    started = [keywords(c)['executable'] for c in calls(tree, 'Node')]
+    # longboy_launch.py's helper node(executable, name, condition) around Node
+    started += [c.args[0] for c in calls(tree, 'node')]
+    names = [e.value if isinstance(e, ast.Constant) else constants.get(e.id) for e in started]
+    names = [n for n in names if n is not None]  # the helper's parameter
+    assert names and set(names) <= EXECUTABLES, names
+
+
+def test_robot_driver_server_launch_keeps_the_originals_arguments():
+    tree = launch_file('robot_driver_server_launch.py')
+    arguments = declared_arguments(tree)
+    assert set(arguments) == {'name', 'config_file', 'implementation'}
+    assert arguments['name'][0] == 'ur3e_1'
+    assert arguments['config_file'][0] == 'default_config'
+    default_config = next(n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                          and getattr(n.targets[0], 'id', None) == 'default_config')
+    assert ast.unparse(default_config) == \
+        "os.path.join(get_package_share_directory(PACKAGE), 'config', 'config.yaml')"
+    assert arguments['implementation'] == ('cpp', ['cpp', 'python'])
+    conditions = [ast.unparse(keywords(c)['condition']) for c in calls(tree, 'Node')]
+    assert conditions == ["IfCondition(EqualsSubstitution(implementation, 'cpp'))",
+                          "IfCondition(EqualsSubstitution(implementation, 'python'))"]
