@@ -38,6 +38,7 @@
 
 mod config;
 mod control_loop;
+mod diagnostics;
 mod error;
 mod executor_thread;
 mod messages;
@@ -45,8 +46,10 @@ mod multi;
 mod params;
 mod rate_limit;
 mod ros_log;
+mod safety;
 mod schedule;
 mod server;
+mod watchdog;
 
 pub use config::{RobotDriverRosConfiguration, StampSource};
 pub use control_loop::{LoopStatistics, RobotDriverRos};
@@ -59,5 +62,6 @@ pub use params::{
 };
 pub use ros_log::RosLogLayer;
 pub use schedule::DeadlineGrid;
+pub use watchdog::WatchdogFault;
 
 pub use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};

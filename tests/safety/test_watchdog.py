@@ -1,0 +1,143 @@
+"""The watchdog and set/shutdown of sas_robot_driver_ros_gazebo_node, end to end: gz-joint-sim,
+the node and an rclpy controller using the built sas_msgs, each in its own process; Gazebo's
+side read by the real Ignition CLI."""
+
+import re
+import time
+
+import pytest
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from conftest import START_S, Controller, ur3e_bridge
+
+FAULT = '::Watchdog fault::'
+
+
+def running_bridge(world, *extra):
+    """Simulator + node (config.yaml's ur3e_1), publishing, and a controller for it."""
+    world.sim(*extra)
+    bridge = ur3e_bridge(world)
+    states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
+    world.wait_for(lambda: states, START_S, 'joint states')
+    return bridge, states, Controller(world, 'ur3e_1')
+
+
+def wait_for_fault(world, bridge, timeout: float) -> float:
+    """Seconds from the controller's last trigger until the node logged its fault."""
+    world.wait_for(lambda: bridge.count(FAULT) or bridge.proc.poll() is not None, timeout,
+                   'the watchdog fault')
+    seen = time.monotonic()
+    assert bridge.count(FAULT) == 1, bridge.output()
+    return seen
+
+
+def test_a_trigger_stream_keeps_the_bridge_running_and_set_shutdown_stops_it_with_0(world):
+    bridge, states, controller = running_bridge(world)
+    assert controller.stream(period=0.2, delay=0.5, seconds=3.0,
+                             alive=lambda: bridge.proc.poll() is None)
+    bridge.wait_output('::Watchdog initialized with a 0.2 second period', 5)
+    bridge.wait_output('::Watchdog initialized with a maximum acceptable delay of 0.5 seconds', 5)
+    assert bridge.count(FAULT) == 0, bridge.output()
+    published = len(states)
+    world.wait_for(lambda: len(states) > published + 10, 10, 'joint states still published')
+
+    # data: false asks nothing.
+    controller.send_shutdown(False)
+    controller.stream(period=0.2, delay=0.5, seconds=0.5)
+    assert bridge.proc.poll() is None
+    controller.send_shutdown(True)
+    # Triggers keep coming until the node is gone: a stop is no fault.
+    controller.stream(period=0.2, delay=0.5, seconds=10, alive=lambda: bridge.proc.poll() is None)
+    assert bridge.wait_exit(10) == 0, bridge.output()
+    assert bridge.count('::The shutdown signal was received!') == 1
+    assert bridge.count(FAULT) == 0
+
+
+def test_stopping_the_stream_faults_within_one_period_plus_the_allowed_delay(world):
+    period, delay = 0.5, 0.2
+    bridge, _, controller = running_bridge(world)
+    assert controller.stream(period, delay, seconds=1.5)
+    last_sent = controller.last_sent
+    seen = wait_for_fault(world, bridge, 10)
+    assert bridge.wait_exit(10) == 1, bridge.output()
+    line = next(line for line in bridge.lines if FAULT in line)
+    assert 'The watchdog signal was lost!' in line
+    silence = float(re.search(r'No trigger for ([0-9.]+) s', line).group(1))
+    observed = seen - last_sent
+    print(f'\nlost signal: the node measured {silence:.3f} s of silence, the test saw the '
+          f'fault {observed:.3f} s after its last trigger (period {period} s, delay {delay} s)')
+    assert period <= silence <= period + delay, line
+    # The node's own figure is the exact one; the test's adds DDS and pipe delivery.
+    assert period < observed <= period + delay + 0.3, line
+
+
+def test_status_false_faults_at_once(world):
+    bridge, _, controller = running_bridge(world)
+    assert controller.stream(period=0.5, delay=0.5, seconds=1.0)
+    controller.trigger(period=0.5, delay=0.5, status=False)
+    sent = controller.last_sent
+    seen = wait_for_fault(world, bridge, 10)
+    print(f'\nstatus false: fault seen {seen - sent:.3f} s after the trigger')
+    assert bridge.wait_exit(10) == 1
+    assert 'The watchdog status is false!' in bridge.output()
+    assert seen - sent < 0.5, 'faulted before the period ran out'
+
+
+def test_a_changed_period_faults(world):
+    bridge, _, controller = running_bridge(world)
+    assert controller.stream(period=0.5, delay=0.5, seconds=1.0)
+    controller.trigger(period=1.0, delay=0.5)
+    wait_for_fault(world, bridge, 10)
+    assert bridge.wait_exit(10) == 1
+    assert 'The watchdog period changed from 0.5 s to 1 s.' in bridge.output()
+
+
+def test_a_stamp_older_than_the_allowed_delay_faults(world):
+    bridge, _, controller = running_bridge(world)
+    assert controller.stream(period=0.5, delay=0.3, seconds=1.0)
+    controller.trigger(period=0.5, delay=0.3, age=2.0)
+    wait_for_fault(world, bridge, 10)
+    assert bridge.wait_exit(10) == 1
+    assert 'The watchdog signal is delayed, or the clocks' in bridge.output()
+
+
+def test_a_fault_mid_move_holds_the_robot_where_it_was_in_gazebo(world):
+    """The joint moves toward a far target; the controller dies mid-move; Gazebo, read by the
+    Ignition CLI, shows the joint stopped where the node measured it, far from the target."""
+    params = world.params_file("""
+held_bridge:
+  ros__parameters:
+    joint_names: ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
+    joint_positions_topic_prefix: "/model/ur3e/joint/"
+    joint_states_topic: "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state"
+    robot_name: "held"
+    gz_msgs_prefix: "ignition.msgs."
+""")
+    world.sim('--msgs-prefix', 'ignition.msgs.')
+    bridge = world.bridge('-r', '__node:=held_bridge', '--params-file', params)
+    states = world.subscribe(JointState, '/held/get/joint_states')
+    world.wait_for(lambda: states, START_S, 'joint states')
+    controller = Controller(world, 'held')
+    target = [1.5, 0.0, 0.0, 0.0, 0.0, 0.0]
+    world.publisher(Float64MultiArray, '/held/set/target_joint_positions').publish(
+        Float64MultiArray(data=target))
+    controller.trigger(period=0.3, delay=0.5)
+    # Keep the watchdog fed until the joint is well on its way (0.25 rad/s).
+    deadline = time.monotonic() + 30
+    while not (states and states[-1].position[0] > 0.3):
+        assert time.monotonic() < deadline, 'the joint did not move toward the target'
+        controller.stream(period=0.3, delay=0.5, seconds=0.1)
+    wait_for_fault(world, bridge, 10)
+    assert bridge.wait_exit(10) == 1, bridge.output()
+    held = re.search(r'Holding the last measured position \[([^\]]*)\]', bridge.output())
+    assert held, bridge.output()
+    held_pan = float(held.group(1).split(',')[0])
+    assert 0.3 < held_pan < 1.0
+
+    first = world.gazebo_positions()['shoulder_pan_joint']
+    time.sleep(1.0)  # the joint would move 0.25 rad in this second if it were not held
+    second = world.gazebo_positions()['shoulder_pan_joint']
+    print(f'\nheld at {held_pan:.4f} rad; Gazebo then {first:.4f} and 1 s later {second:.4f}')
+    assert second == pytest.approx(first, abs=1e-3), 'the joint still moves'
+    assert first == pytest.approx(held_pan, abs=0.01), 'not where the node measured it'
