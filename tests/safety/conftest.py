@@ -22,7 +22,7 @@ sys.modules['node_conftest'] = node_conftest
 _spec.loader.exec_module(node_conftest)
 
 from node_conftest import (  # noqa: E402,F401 - `world` is the fixture tests use
-    CONFIG, IGN_TOPIC_CLI, UR3E_JOINTS, UR3E_STATES, Process, wait_for, world)
+    CONFIG, Process, binary, world)
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from sas_msgs.msg import Bool, WatchdogTrigger  # noqa: E402

@@ -6,10 +6,14 @@ import re
 import time
 
 import pytest
+from diagnostic_msgs.msg import DiagnosticStatus
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from conftest import START_S, Controller, ur3e_bridge
+from conftest import ROOT, START_S, Controller, binary, statuses, ur3e_bridge
+
+MULTI_ROBOT_CONFIG = ROOT / 'config' / 'multi_robot.yaml'
+R820_WORLD = ROOT / 'sdf' / 'r820_world.sdf'
 
 FAULT = '::Watchdog fault::'
 
@@ -141,3 +145,41 @@ held_bridge:
     print(f'\nheld at {held_pan:.4f} rad; Gazebo then {first:.4f} and 1 s later {second:.4f}')
     assert second == pytest.approx(first, abs=1e-3), 'the joint still moves'
     assert first == pytest.approx(held_pan, abs=0.01), 'not where the node measured it'
+
+
+def test_with_several_robots_a_fault_or_shutdown_stops_only_its_robot(world):
+    """config/multi_robot.yaml: ur3e_1's watchdog faults; r820_1 keeps publishing (reported
+    OK while ur3e_1 stays ERROR); set/shutdown then stops r820_1, and the node, its robots
+    all stopped, exits 1 for ur3e_1's fault."""
+    world.sim()
+    r820_sim = world.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), R820_WORLD])
+    r820_sim.wait_output('joint states', START_S)
+    ur3e_status = statuses(world, 'multi_robot: ur3e_1')
+    r820_status = statuses(world, 'multi_robot: r820_1')
+    node = world.bridge('-r', '__node:=multi_robot', '--params-file', MULTI_ROBOT_CONFIG)
+    ur3e_states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
+    r820_states = world.subscribe(JointState, '/r820_1/get/joint_states')
+    world.wait_for(lambda: ur3e_states and r820_states, START_S, 'both robots publishing')
+
+    Controller(world, 'ur3e_1').trigger(period=5.0, delay=0.5, status=False)
+    wait_for_fault(world, node, 10)
+    world.wait_for(lambda: sum(s.level == DiagnosticStatus.ERROR for s in ur3e_status) >= 2,
+                   10, "ur3e_1's ERROR status, again a second later")
+    reported = len(r820_status)
+    world.wait_for(lambda: len(r820_status) > reported + 1, 10, "r820_1's statuses")
+    assert r820_status[-1].level == DiagnosticStatus.OK, r820_status[-1]
+    assert node.proc.poll() is None, node.output()
+    published = len(r820_states)
+    world.wait_for(lambda: len(r820_states) > published + 100, 10, 'r820_1 still publishing')
+
+    Controller(world, 'r820_1').send_shutdown(True)
+    assert node.wait_exit(10) == 1, node.output()
+    assert node.count('::The shutdown signal was received!') == 1
+
+
+def test_set_shutdown_while_waiting_for_gazebo_stops_the_node_with_0(world):
+    bridge = ur3e_bridge(world)
+    bridge.wait_output('::Initializing robot...', START_S)
+    Controller(world, 'ur3e_1').send_shutdown(True)
+    assert bridge.wait_exit(10) == 0, bridge.output()
+    assert bridge.count('::The shutdown signal was received!') == 1
