@@ -14,6 +14,8 @@ from conftest import ROOT, START_S, Controller, binary, statuses, ur3e_bridge
 
 MULTI_ROBOT_CONFIG = ROOT / 'config' / 'multi_robot.yaml'
 R820_WORLD = ROOT / 'sdf' / 'r820_world.sdf'
+LONGBOY_CONFIG = ROOT / 'config' / 'longboy.yaml'
+LONGBOY_WORLD = ROOT / 'sdf' / 'longboy_world.sdf'
 
 FAULT = '::Watchdog fault::'
 
@@ -183,3 +185,44 @@ def test_set_shutdown_while_waiting_for_gazebo_stops_the_node_with_0(world):
     Controller(world, 'ur3e_1').send_shutdown(True)
     assert bridge.wait_exit(10) == 0, bridge.output()
     assert bridge.count('::The shutdown signal was received!') == 1
+
+
+def test_the_composer_serves_its_own_watchdog_and_a_fault_holds_its_robots(world):
+    """r820_sim and ur3e_sim composed as longboy_sim by the composer: longboy_sim's watchdog
+    is the composer's own (nothing forwarded to the robots, whose watchdogs stay disarmed);
+    its fault mid-move holds the robots where they were, and only the composer exits."""
+    sim = world.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), LONGBOY_WORLD])
+    sim.wait_output('joint states', START_S)
+    robots = [world.bridge('-r', f'__node:={name}', '--params-file', LONGBOY_CONFIG)
+              for name in ['r820_sim', 'ur3e_sim']]
+    composer = world.start([binary('COMPOSER_NODE_BIN', 'sas_robot_driver_ros_composer_node'),
+                            '--ros-args', '-r', '__node:=longboy_sim',
+                            '--params-file', LONGBOY_CONFIG])
+    r820 = world.subscribe(JointState, '/r820_sim/get/joint_states')
+    longboy = world.subscribe(JointState, '/longboy_sim/get/joint_states')
+    world.wait_for(lambda: r820 and longboy, START_S, 'the robots and the composite')
+    controller = Controller(world, 'longboy_sim')
+    world.publisher(Float64MultiArray, '/longboy_sim/set/target_joint_positions').publish(
+        Float64MultiArray(data=[1.5] + [0.0] * 12))
+    deadline = time.monotonic() + 30
+    while not (r820 and r820[-1].position[0] > 0.3):
+        assert time.monotonic() < deadline, 'the R820 did not move toward the target'
+        controller.stream(period=0.3, delay=0.5, seconds=0.1)
+    wait_for_fault(world, composer, 10)
+    assert composer.wait_exit(10) == 1, composer.output()
+    held = re.search(r'Holding the last measured position \[([^\]]*)\]', composer.output())
+    held_joint1 = float(held.group(1).split(',')[0])
+
+    moved = r820[-1].position[0]
+    positions = []
+    for _ in range(2):  # half a second for the hold to arrive, then half a second held
+        received = len(r820)
+        world.wait_for(lambda: len(r820) > received + 250, 10, 'half a second of states')
+        positions.append(r820[-1].position[0])
+    print(f'\ncomposer: held joint1 at {held_joint1:.4f} rad (at the fault the R820 reported '
+          f'{moved:.4f}), then {positions[0]:.4f} and half a second later {positions[1]:.4f}')
+    assert positions[1] == pytest.approx(positions[0], abs=1e-3), 'the R820 still moves'
+    assert positions[0] == pytest.approx(held_joint1, abs=0.01), 'not where it was held'
+    for robot in robots:
+        assert robot.proc.poll() is None, robot.output()
+        assert robot.count('::Watchdog initialized') == 0, 'a trigger reached a robot'

@@ -10,12 +10,14 @@ use sas_robot_driver_gazebo::{
 use crate::diagnostics::{Diagnostics, Phase, RobotHealth};
 use crate::messages::{multi_array, stamp_from_nanos, JointStateMessage};
 use crate::rate_limit::{suppressed_note, RateLimit};
-use crate::safety::{hold_position, Safety};
+use crate::safety::{stop_safely, Safety};
 use crate::server::RobotDriverServer;
-use crate::{BridgeError, DeadlineGrid, RobotDriverRosConfiguration, StampSource, WatchdogFault};
+use crate::{BridgeError, DeadlineGrid, RobotDriverRosConfiguration, StampSource};
 
 /// How often the loop reports its statistics (at debug level, or info when it overran).
 const REPORT_INTERVAL: Duration = Duration::from_secs(10);
+/// How long a loop that failed waits before it returns, for DDS to deliver its last messages.
+const DELIVERY_GRACE: Duration = Duration::from_millis(500);
 /// At most one log line per interval for each kind of per-period failure.
 const FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -131,6 +133,12 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
         let outcome = self.run_lifecycle();
         self.health.finish(&outcome);
         self.diagnostics.publish_now();
+        if outcome.is_err() {
+            // DDS delivers in the background what a failure sent last (the ERROR status;
+            // after a watchdog fault the hold, to robots reached over ROS): a process exiting
+            // at once would drop it.
+            self.shutdown.wait_timeout(DELIVERY_GRACE);
+        }
         outcome
     }
 
@@ -190,7 +198,15 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
             statistics.max_lateness = statistics.max_lateness.max(lateness);
             statistics.periods += 1;
             if let Some(fault) = self.safety.check(woke) {
-                break Some(self.stop_safely(fault, (&lower, &upper), &mut snapshot));
+                let limits = (lower.as_slice(), upper.as_slice());
+                let name = &self.config.robot_name;
+                break Some(stop_safely(
+                    &*self.driver,
+                    name,
+                    fault,
+                    limits,
+                    &mut snapshot,
+                ));
             }
 
             self.forward_target(&mut statistics, &mut failures, woke);
@@ -232,37 +248,6 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
             statistics.targets_refused
         );
         (statistics, fault)
-    }
-
-    /// After a watchdog fault: holds the last measured position (forwarded to Gazebo now)
-    /// and says so; the loop then ends with the returned error.
-    fn stop_safely(
-        &self,
-        fault: WatchdogFault,
-        limits: (&[f64], &[f64]),
-        snapshot: &mut JointSnapshot,
-    ) -> BridgeError {
-        let held = match hold_position(&*self.driver, limits, snapshot) {
-            Ok(position) => {
-                tracing::error!(
-                    "::Watchdog fault::{fault} Holding the last measured position {position:?} \
-                     and stopping."
-                );
-                "holding its last measured position".to_string()
-            }
-            Err(err) => {
-                tracing::error!(
-                    "::Watchdog fault::{fault} Could not hold the last measured position: \
-                     {err}. Stopping."
-                );
-                format!("could not hold its last measured position: {err}")
-            }
-        };
-        BridgeError::Watchdog {
-            robot_name: self.config.robot_name.clone(),
-            fault,
-            held,
-        }
     }
 
     /// Hands a newly received target to the driver, then lets the driver forward whatever

@@ -2,7 +2,7 @@
 //! `<robot>/set/watchdog_trigger` (`sas_msgs/msg/WatchdogTrigger`) feeds the robot's
 //! [`Watchdog`], which the loop checks once per period; `<robot>/set/shutdown`
 //! (`sas_msgs/msg/Bool`, `data: true`) ends this robot's loop as a stop does. On a watchdog
-//! fault the loop calls [`hold_position`] and ends with the fault.
+//! fault the loop calls [`stop_safely`] and ends with the error it returns.
 //!
 //! Each robot has a stop token of its own, triggered by `set/shutdown` and by the process's
 //! token: `set/shutdown` then stops this robot's loop at once (also while it waits for
@@ -122,6 +122,38 @@ fn received(message: &WatchdogTrigger) -> Trigger {
     }
 }
 
+/// After a watchdog fault: holds the robot at its last measured position (sent to Gazebo
+/// now) and logs why; returns the error the loop ends with.
+pub(crate) fn stop_safely<D: RobotDriver + ?Sized>(
+    driver: &D,
+    robot_name: &str,
+    fault: WatchdogFault,
+    limits: (&[f64], &[f64]),
+    snapshot: &mut JointSnapshot,
+) -> BridgeError {
+    let held = match hold_position(driver, limits, snapshot) {
+        Ok(position) => {
+            tracing::error!(
+                "::Watchdog fault::{fault} Holding the last measured position {position:?} \
+                 and stopping."
+            );
+            "holding its last measured position".to_string()
+        }
+        Err(err) => {
+            tracing::error!(
+                "::Watchdog fault::{fault} Could not hold the last measured position: {err}. \
+                 Stopping."
+            );
+            format!("could not hold its last measured position: {err}")
+        }
+    };
+    BridgeError::Watchdog {
+        robot_name: robot_name.to_string(),
+        fault,
+        held,
+    }
+}
+
 /// Makes the robot hold still: its last measured position, clamped into `limits` (so that
 /// neither limit policy refuses it), becomes the target and is forwarded at once. Returns the
 /// position held.
@@ -129,7 +161,7 @@ fn received(message: &WatchdogTrigger) -> Trigger {
 /// # Errors
 /// A joint without a measured position (nothing is sent then), or the driver refused or
 /// could not forward the target.
-pub(crate) fn hold_position<D: RobotDriver + ?Sized>(
+fn hold_position<D: RobotDriver + ?Sized>(
     driver: &D,
     (lower, upper): (&[f64], &[f64]),
     snapshot: &mut JointSnapshot,
