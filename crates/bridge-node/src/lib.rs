@@ -1,8 +1,9 @@
 //! The ROS 2 side of the Gazebo bridge: the SmartArmStack robot-driver topic surface
 //! (`<robot_name>/get/joint_states`, `…/set/target_joint_positions`, …) and the control loop
 //! that moves data between it and a [`RobotDriverGazebo`] (or any [`RobotDriver`], e.g. a
-//! composite of robots) — the original's `RobotDriverROS` + `RobotDriverServer`. The node
-//! binary `sas_robot_driver_ros_gazebo_node` is a thin shell around this library; the Python
+//! composite of robots) — the original's `RobotDriverROS` + `RobotDriverServer`, with its
+//! watchdog (`set/watchdog_trigger`, checked once per period; a fault holds the robot where it
+//! is) and `set/shutdown`, and a status per robot on `/diagnostics`. The node binary `sas_robot_driver_ros_gazebo_node` is a thin shell around this library; the Python
 //! module and the multi-robot process reuse it unchanged.
 //!
 //! ```no_run
