@@ -45,6 +45,8 @@ class _LoopStatistics(TypedDict):
     """Largest delay between a deadline and the loop waking for it."""
     targets_accepted: int
     targets_refused: int
+    targets_clamped: int
+    """Accepted with values clamped into the joint limits (``limit_policy="clamp"``)."""
 
 @final
 class RobotDriverGazeboConfiguration:
@@ -269,12 +271,16 @@ class RobotDriverROS:
     def control_loop(self) -> _LoopStatistics:
         """Connects and initializes the driver, then every period forwards the latest target
         to Gazebo and publishes the joint states and limits, until ``shutdown()`` (from any
-        thread), the shutdown signaler, or SIGINT/SIGTERM (when called on the main thread;
-        SIGTERM only while Python leaves it at its default). Always deinitializes and
-        disconnects the driver before returning. The GIL is released throughout.
+        thread), the shutdown signaler, ``<prefix>/set/shutdown`` with ``data: true``, or
+        SIGINT/SIGTERM (when called on the main thread; SIGTERM only while Python leaves it at
+        its default). Always deinitializes and disconnects the driver before returning. The
+        GIL is released throughout. The robot's status goes to ``/diagnostics`` once a second
+        from construction on.
 
         Raises:
-            RuntimeError: already running; ``connect()`` failed.
+            RuntimeError: already running; ``connect()`` failed; the watchdog armed on
+                ``<prefix>/set/watchdog_trigger`` faulted (the robot then holds its last
+                measured position).
             TimeoutError: ``initialize_timeout_sec`` passed without every joint seen.
         """
 

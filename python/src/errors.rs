@@ -64,9 +64,9 @@ fn bridge_error(error: bridge_node::BridgeError) -> PyErr {
         BridgeError::Parameter(_) | BridgeError::Configuration(_) | BridgeError::Topic { .. } => {
             PyValueError::new_err(error.to_string())
         }
-        BridgeError::AlreadyRunning { .. } | BridgeError::ExecutorThread(_) => {
-            PyRuntimeError::new_err(error.to_string())
-        }
+        BridgeError::AlreadyRunning { .. }
+        | BridgeError::ExecutorThread(_)
+        | BridgeError::Watchdog { .. } => PyRuntimeError::new_err(error.to_string()),
     }
 }
 

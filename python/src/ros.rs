@@ -233,6 +233,7 @@ fn statistics_dict<'py>(py: Python<'py>, s: &LoopStatistics) -> PyResult<Bound<'
     dict.set_item("max_lateness_sec", s.max_lateness.as_secs_f64())?;
     dict.set_item("targets_accepted", s.targets_accepted)?;
     dict.set_item("targets_refused", s.targets_refused)?;
+    dict.set_item("targets_clamped", s.targets_clamped)?;
     Ok(dict)
 }
 

@@ -4,16 +4,20 @@ use std::time::{Duration, Instant};
 
 use rclrs::{Clock, Node};
 use sas_robot_driver_gazebo::{
-    ErrorKind, JointSnapshot, RobotDriver, RobotDriverGazebo, ShutdownToken,
+    ErrorKind, JointSnapshot, RobotDriver, RobotDriverGazebo, ShutdownToken, TargetOutcome,
 };
 
+use crate::diagnostics::{Diagnostics, Phase, RobotHealth};
 use crate::messages::{multi_array, stamp_from_nanos, JointStateMessage};
 use crate::rate_limit::{suppressed_note, RateLimit};
+use crate::safety::{stop_safely, Safety};
 use crate::server::RobotDriverServer;
 use crate::{BridgeError, DeadlineGrid, RobotDriverRosConfiguration, StampSource};
 
 /// How often the loop reports its statistics (at debug level, or info when it overran).
 const REPORT_INTERVAL: Duration = Duration::from_secs(10);
+/// How long a loop that failed waits before it returns, for DDS to deliver its last messages.
+const DELIVERY_GRACE: Duration = Duration::from_millis(500);
 /// At most one log line per interval for each kind of per-period failure.
 const FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -30,6 +34,8 @@ pub struct LoopStatistics {
     pub targets_accepted: u64,
     /// Targets refused (wrong length, NaN/inf, out of limits under `refuse`).
     pub targets_refused: u64,
+    /// Targets accepted with values clamped into the limits (policy `clamp`).
+    pub targets_clamped: u64,
 }
 
 /// The original's `RobotDriverROS`: the topic surface of one robot (created at construction,
@@ -53,12 +59,17 @@ pub struct RobotDriverRos<D: RobotDriver + ?Sized = RobotDriverGazebo> {
     shutdown: ShutdownToken,
     clock: Clock,
     server: RobotDriverServer,
+    safety: Safety,
+    health: Arc<RobotHealth>,
+    diagnostics: Diagnostics,
     running: AtomicBool,
 }
 
 impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
-    /// Creates the topics under `<config.robot_name>/` on `node`. `shutdown` ends
-    /// [`control_loop`](Self::control_loop), also while it waits in `initialize`.
+    /// Creates the topics under `<config.robot_name>/` on `node` (with `set/watchdog_trigger`
+    /// and `set/shutdown`) and this robot's status on `/diagnostics`. `shutdown` ends
+    /// [`control_loop`](Self::control_loop), also while it waits in `initialize`; so does
+    /// `set/shutdown`, for this robot only.
     ///
     /// # Errors
     /// An invalid configuration; a topic rclrs refuses (e.g. an invalid `robot_name`).
@@ -70,12 +81,19 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
     ) -> Result<Self, BridgeError> {
         config.validate()?;
         let server = RobotDriverServer::new(node, &config.robot_name)?;
+        let safety = Safety::new(node, &config.robot_name, &shutdown)?;
+        let health = Arc::new(RobotHealth::new());
+        let diagnostics =
+            Diagnostics::new(node, &config.robot_name, health.clone(), safety.watchdog())?;
         Ok(RobotDriverRos {
             driver,
             config,
-            shutdown,
+            shutdown: safety.stop_token().clone(),
             clock: node.get_clock(),
             server,
+            safety,
+            health,
+            diagnostics,
             running: AtomicBool::new(false),
         })
     }
@@ -90,7 +108,8 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
         &self.config
     }
 
-    /// The token that stops the loop.
+    /// The token that stops this robot's loop (the process's token and `set/shutdown`
+    /// trigger it).
     pub fn shutdown_token(&self) -> &ShutdownToken {
         &self.shutdown
     }
@@ -102,14 +121,29 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
     ///
     /// # Errors
     /// Already running; `connect` failed; `initialize` failed other than by shutdown (e.g.
-    /// its timeout passed); the initialized driver has no joint limits. Per-period problems
-    /// are logged (rate-limited), not returned.
+    /// its timeout passed); the initialized driver has no joint limits; the watchdog
+    /// faulted (the robot then holds its last measured position). Per-period problems are
+    /// logged (rate-limited), not returned.
     pub fn control_loop(&self) -> Result<LoopStatistics, BridgeError> {
         if self.running.swap(true, Ordering::SeqCst) {
             return Err(BridgeError::AlreadyRunning {
                 robot_name: self.config.robot_name.clone(),
             });
         }
+        let outcome = self.run_lifecycle();
+        self.health.finish(&outcome);
+        self.diagnostics.publish_now();
+        if outcome.is_err() {
+            // DDS delivers in the background what a failure sent last (the ERROR status;
+            // after a watchdog fault the hold, to robots reached over ROS): a process exiting
+            // at once would drop it.
+            self.shutdown.wait_timeout(DELIVERY_GRACE);
+        }
+        outcome
+    }
+
+    fn run_lifecycle(&self) -> Result<LoopStatistics, BridgeError> {
+        self.health.set_phase(Phase::Initializing);
         // Every line logged on this thread while the loop runs (the driver's too) carries the
         // robot, for subscribers that show spans (several robots in one process).
         let _span = tracing::info_span!("robot", name = %self.config.robot_name).entered();
@@ -130,10 +164,19 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
         }
         tracing::info!("::Robot initialized.");
         let limits = self.driver.get_joint_limits()?;
-        Ok(self.run_periods(limits))
+        self.health.set_phase(Phase::Running);
+        match self.run_periods(limits) {
+            (_, Some(fault)) => Err(fault),
+            (statistics, None) => Ok(statistics),
+        }
     }
 
-    fn run_periods(&self, (lower, upper): (Vec<f64>, Vec<f64>)) -> LoopStatistics {
+    /// The periods until a stop, or until the watchdog faults (the error returned with the
+    /// statistics).
+    fn run_periods(
+        &self,
+        (lower, upper): (Vec<f64>, Vec<f64>),
+    ) -> (LoopStatistics, Option<BridgeError>) {
         let joint_positions_min = multi_array(&lower);
         let joint_positions_max = multi_array(&upper);
         let joint_count = self.driver.joint_count();
@@ -143,17 +186,28 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
         let mut statistics = LoopStatistics::default();
         let mut report = Report::new(Instant::now());
         let mut grid = DeadlineGrid::new(Instant::now(), self.config.thread_sampling_time);
-        loop {
+        let fault = loop {
             let (deadline, skipped) = grid.next_deadline(Instant::now());
             statistics.overruns += skipped;
             let timeout = deadline.saturating_duration_since(Instant::now());
             if self.shutdown.wait_timeout(timeout) {
-                break;
+                break None;
             }
             let woke = Instant::now();
             let lateness = woke.saturating_duration_since(deadline);
             statistics.max_lateness = statistics.max_lateness.max(lateness);
             statistics.periods += 1;
+            if let Some(fault) = self.safety.check(woke) {
+                let limits = (lower.as_slice(), upper.as_slice());
+                let name = &self.config.robot_name;
+                break Some(stop_safely(
+                    &*self.driver,
+                    name,
+                    fault,
+                    limits,
+                    &mut snapshot,
+                ));
+            }
 
             self.forward_target(&mut statistics, &mut failures, woke);
             self.driver.read_snapshot(&mut snapshot);
@@ -172,6 +226,8 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
                         .joint_positions_max
                         .publish(&joint_positions_max)
                 });
+            self.health
+                .after_period(&statistics, &snapshot, published.is_ok());
             if let Err(err) = published {
                 if let Some(suppressed) = failures.publish.permit(woke) {
                     tracing::error!(
@@ -181,7 +237,7 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
                 }
             }
             report.after_period(woke, lateness, &statistics);
-        }
+        };
         tracing::info!(
             "::Control loop stopped after {} periods ({} overruns, largest lateness {:.3} ms, \
              {} targets accepted, {} refused).",
@@ -191,7 +247,7 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
             statistics.targets_accepted,
             statistics.targets_refused
         );
-        statistics
+        (statistics, fault)
     }
 
     /// Hands a newly received target to the driver, then lets the driver forward whatever
@@ -204,7 +260,12 @@ impl<D: RobotDriver + ?Sized> RobotDriverRos<D> {
     ) {
         if let Some(target) = self.server.targets.take() {
             match self.driver.set_target_joint_positions(&target) {
-                Ok(_) => statistics.targets_accepted += 1,
+                Ok(outcome) => {
+                    statistics.targets_accepted += 1;
+                    if let TargetOutcome::Clamped { .. } = outcome {
+                        statistics.targets_clamped += 1;
+                    }
+                }
                 Err(err) => {
                     statistics.targets_refused += 1;
                     if let Some(suppressed) = failures.target.permit(now) {

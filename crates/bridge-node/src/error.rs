@@ -1,5 +1,7 @@
 use sas_robot_driver_gazebo::DriverError;
 
+use crate::WatchdogFault;
+
 use crate::ParameterError;
 
 /// Every error of the ROS side. Per-period problems (a refused target, a failed publication)
@@ -30,6 +32,16 @@ pub enum BridgeError {
     AlreadyRunning {
         /// The robot whose loop runs.
         robot_name: String,
+    },
+    /// The watchdog stopped the robot (it holds its last measured position).
+    #[error("RobotDriverROS: the watchdog of {robot_name:?} stopped the robot ({held}): {fault}")]
+    Watchdog {
+        /// The robot stopped.
+        robot_name: String,
+        /// Why.
+        fault: WatchdogFault,
+        /// What was done to hold it (`holding its last measured position`, or why not).
+        held: String,
     },
     /// The executor thread could not be started.
     #[error("RobotDriverROS: cannot start the executor thread: {0}")]

@@ -1,8 +1,9 @@
 //! The ROS 2 side of the Gazebo bridge: the SmartArmStack robot-driver topic surface
 //! (`<robot_name>/get/joint_states`, `…/set/target_joint_positions`, …) and the control loop
 //! that moves data between it and a [`RobotDriverGazebo`] (or any [`RobotDriver`], e.g. a
-//! composite of robots) — the original's `RobotDriverROS` + `RobotDriverServer`. The node
-//! binary `sas_robot_driver_ros_gazebo_node` is a thin shell around this library; the Python
+//! composite of robots) — the original's `RobotDriverROS` + `RobotDriverServer`, with its
+//! watchdog (`set/watchdog_trigger`, checked once per period; a fault holds the robot where it
+//! is) and `set/shutdown`, and a status per robot on `/diagnostics`. The node binary `sas_robot_driver_ros_gazebo_node` is a thin shell around this library; the Python
 //! module and the multi-robot process reuse it unchanged.
 //!
 //! ```no_run
@@ -38,6 +39,7 @@
 
 mod config;
 mod control_loop;
+mod diagnostics;
 mod error;
 mod executor_thread;
 mod messages;
@@ -45,8 +47,10 @@ mod multi;
 mod params;
 mod rate_limit;
 mod ros_log;
+mod safety;
 mod schedule;
 mod server;
+mod watchdog;
 
 pub use config::{RobotDriverRosConfiguration, StampSource};
 pub use control_loop::{LoopStatistics, RobotDriverRos};
@@ -59,5 +63,6 @@ pub use params::{
 };
 pub use ros_log::RosLogLayer;
 pub use schedule::DeadlineGrid;
+pub use watchdog::WatchdogFault;
 
 pub use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};

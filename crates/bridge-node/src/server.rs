@@ -152,7 +152,7 @@ fn advertise<T: rosidl_runtime_rs::Message>(
         })
 }
 
-fn subscribe<T: rosidl_runtime_rs::Message>(
+pub(crate) fn subscribe<T: rosidl_runtime_rs::Message>(
     node: &Node,
     topic: &str,
     callback: impl Fn(T) + Send + Sync + 'static,

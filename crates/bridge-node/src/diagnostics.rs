@@ -1,0 +1,554 @@
+//! `/diagnostics` (`diagnostic_msgs/msg/DiagnosticArray`) once a second: one status per
+//! robot, named `<node>: <robot_name>`, level OK/WARN/ERROR, and key-values for the state's
+//! age, Gazebo's and our publishing rates, messages never reported, overruns, targets
+//! accepted/refused/clamped and the watchdog.
+//!
+//! Key design decision: the loop only stores counters ([`RobotHealth`]: relaxed atomics,
+//! one writer, a few stores per period, no lock, no wake-up); a 1 Hz timer on the executor
+//! thread turns them into a status, so a robot is reported while it waits for Gazebo and
+//! after its loop ended (a faulted robot of a multi-robot node stays ERROR). The loop also
+//! publishes once when it ends, so the last status of a stopping process goes out.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rclrs::{Clock, IntoPrimitiveOptions, Node, Publisher, Timer};
+use ros_env::builtin_interfaces::msg::Time;
+use ros_env::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
+use sas_robot_driver_gazebo::JointSnapshot;
+
+use crate::watchdog::{Watchdog, WatchdogState};
+use crate::{BridgeError, LoopStatistics};
+
+/// How often the statuses are published.
+pub(crate) const DIAGNOSTICS_PERIOD: Duration = Duration::from_secs(1);
+/// A state older than this is reported as WARN.
+const STALE_STATE_AFTER: Duration = Duration::from_millis(500);
+/// Overruns are a WARN when more than this share of an interval's deadlines were skipped: a
+/// few on a loaded machine are normal, and each one is counted in the key-values anyway.
+const OVERRUN_WARN_SHARE: f64 = 0.1;
+
+/// Where a robot's loop is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Phase {
+    /// Topics exist; `control_loop` not called yet.
+    Created = 0,
+    /// Connecting, or waiting for Gazebo in `initialize`.
+    Initializing = 1,
+    /// Running periods.
+    Running = 2,
+    /// Stopped by a stop signal or `set/shutdown`.
+    Stopped = 3,
+    /// Stopped by the watchdog, holding the last measured position.
+    Faulted = 4,
+    /// Ended with an error.
+    Failed = 5,
+}
+
+impl Phase {
+    fn from_u8(value: u8) -> Phase {
+        match value {
+            1 => Phase::Initializing,
+            2 => Phase::Running,
+            3 => Phase::Stopped,
+            4 => Phase::Faulted,
+            5 => Phase::Failed,
+            _ => Phase::Created,
+        }
+    }
+}
+
+/// One robot's counters: written by its loop thread, read by the diagnostics timer.
+pub(crate) struct RobotHealth {
+    epoch: Instant,
+    phase: AtomicU8,
+    /// Why the loop ended, once it ended with an error or a fault.
+    outcome: Mutex<Option<String>>,
+    periods: AtomicU64,
+    overruns: AtomicU64,
+    targets_accepted: AtomicU64,
+    targets_refused: AtomicU64,
+    targets_clamped: AtomicU64,
+    delivery: DeliveryCounters,
+}
+
+/// What reached the robot's cache from Gazebo and what the loop published of it.
+#[derive(Default)]
+struct DeliveryCounters {
+    /// Gazebo messages written into the cache (the snapshot's sequence).
+    gazebo_messages: AtomicU64,
+    /// `get/joint_states` publications.
+    joint_states_published: AtomicU64,
+    /// Gazebo messages replaced in the cache by a newer one before any period read them.
+    never_reported: AtomicU64,
+    /// Arrival of the newest message, in ns since `RobotHealth::epoch` + 1 (0: none yet).
+    state_received_ns: AtomicU64,
+}
+
+impl RobotHealth {
+    pub fn new() -> Self {
+        RobotHealth {
+            epoch: Instant::now(),
+            phase: AtomicU8::new(Phase::Created as u8),
+            outcome: Mutex::new(None),
+            periods: AtomicU64::new(0),
+            overruns: AtomicU64::new(0),
+            targets_accepted: AtomicU64::new(0),
+            targets_refused: AtomicU64::new(0),
+            targets_clamped: AtomicU64::new(0),
+            delivery: DeliveryCounters::default(),
+        }
+    }
+
+    pub fn set_phase(&self, phase: Phase) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+
+    fn phase(&self) -> Phase {
+        Phase::from_u8(self.phase.load(Ordering::Relaxed))
+    }
+
+    /// After each period: the loop's totals and the snapshot it read (and published, if
+    /// `published`).
+    pub fn after_period(
+        &self,
+        statistics: &LoopStatistics,
+        snapshot: &JointSnapshot,
+        published: bool,
+    ) {
+        self.periods.store(statistics.periods, Ordering::Relaxed);
+        self.overruns.store(statistics.overruns, Ordering::Relaxed);
+        self.targets_accepted
+            .store(statistics.targets_accepted, Ordering::Relaxed);
+        self.targets_refused
+            .store(statistics.targets_refused, Ordering::Relaxed);
+        self.targets_clamped
+            .store(statistics.targets_clamped, Ordering::Relaxed);
+        let delivery = &self.delivery;
+        // One writer: load-then-store needs no read-modify-write.
+        let before = delivery.gazebo_messages.load(Ordering::Relaxed);
+        if snapshot.sequence > before {
+            if before > 0 {
+                let skipped = snapshot.sequence - before - 1;
+                delivery
+                    .never_reported
+                    .fetch_add(skipped, Ordering::Relaxed);
+            }
+            delivery
+                .gazebo_messages
+                .store(snapshot.sequence, Ordering::Relaxed);
+        }
+        if let Some(at) = snapshot.received_at {
+            let ns = at.saturating_duration_since(self.epoch).as_nanos() as u64 + 1;
+            delivery.state_received_ns.store(ns, Ordering::Relaxed);
+        }
+        if published {
+            delivery
+                .joint_states_published
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// When the loop ended: stopped, faulted or failed.
+    pub fn finish(&self, outcome: &Result<LoopStatistics, BridgeError>) {
+        match outcome {
+            Ok(_) => self.set_phase(Phase::Stopped),
+            Err(err) => {
+                *self.outcome.lock() = Some(err.to_string());
+                self.set_phase(match err {
+                    BridgeError::Watchdog { .. } => Phase::Faulted,
+                    _ => Phase::Failed,
+                });
+            }
+        }
+    }
+
+    fn counters(&self, now: Instant) -> Counters {
+        let delivery = &self.delivery;
+        let received_ns = delivery.state_received_ns.load(Ordering::Relaxed);
+        Counters {
+            at: now,
+            state_age: (received_ns > 0).then(|| {
+                now.saturating_duration_since(self.epoch + Duration::from_nanos(received_ns - 1))
+            }),
+            periods: self.periods.load(Ordering::Relaxed),
+            overruns: self.overruns.load(Ordering::Relaxed),
+            targets_accepted: self.targets_accepted.load(Ordering::Relaxed),
+            targets_refused: self.targets_refused.load(Ordering::Relaxed),
+            targets_clamped: self.targets_clamped.load(Ordering::Relaxed),
+            gazebo_messages: delivery.gazebo_messages.load(Ordering::Relaxed),
+            joint_states_published: delivery.joint_states_published.load(Ordering::Relaxed),
+            never_reported: delivery.never_reported.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The counters read at one time.
+#[derive(Clone, Copy, Debug)]
+struct Counters {
+    at: Instant,
+    state_age: Option<Duration>,
+    periods: u64,
+    overruns: u64,
+    targets_accepted: u64,
+    targets_refused: u64,
+    targets_clamped: u64,
+    gazebo_messages: u64,
+    joint_states_published: u64,
+    never_reported: u64,
+}
+
+/// A robot's level and message from its phase, the counters of the last interval and the
+/// watchdog.
+fn level_and_message(
+    phase: Phase,
+    outcome: Option<&str>,
+    now: &Counters,
+    before: Option<&Counters>,
+) -> (u8, String) {
+    match phase {
+        Phase::Created => (
+            DiagnosticStatus::WARN,
+            "not running: control_loop() not started".into(),
+        ),
+        Phase::Initializing => (
+            DiagnosticStatus::WARN,
+            "waiting for the robot (connecting, initializing)".into(),
+        ),
+        Phase::Stopped => (DiagnosticStatus::WARN, "stopped".into()),
+        Phase::Faulted => (
+            DiagnosticStatus::ERROR,
+            format!(
+                "stopped by the watchdog, holding the last measured position: {}",
+                outcome.unwrap_or("")
+            ),
+        ),
+        Phase::Failed => (
+            DiagnosticStatus::ERROR,
+            format!("failed: {}", outcome.unwrap_or("")),
+        ),
+        Phase::Running => {
+            let mut problems = Vec::new();
+            match now.state_age {
+                Some(age) if age > STALE_STATE_AFTER => problems.push(format!(
+                    "no joint states from Gazebo for {:.1} s",
+                    age.as_secs_f64()
+                )),
+                None => problems.push("no joint states from Gazebo yet".into()),
+                Some(_) => {}
+            }
+            if let Some(before) = before {
+                let overruns = now.overruns - before.overruns;
+                let deadlines = overruns + (now.periods - before.periods);
+                if overruns as f64 > OVERRUN_WARN_SHARE * deadlines as f64 {
+                    problems.push(format!(
+                        "{overruns} of {deadlines} deadlines skipped (overruns) in the last \
+                         interval"
+                    ));
+                }
+                let refused = now.targets_refused - before.targets_refused;
+                if refused > 0 {
+                    problems.push(format!("{refused} targets refused in the last interval"));
+                }
+            }
+            if problems.is_empty() {
+                (DiagnosticStatus::OK, "running".into())
+            } else {
+                (DiagnosticStatus::WARN, problems.join("; "))
+            }
+        }
+    }
+}
+
+fn watchdog_text(state: &WatchdogState, now: Instant) -> String {
+    match state {
+        WatchdogState::Disarmed => "disarmed (no trigger received)".into(),
+        WatchdogState::Armed {
+            period_sec,
+            maximum_delay_sec,
+            last,
+        } => format!(
+            "armed: period {period_sec} s, maximum delay {maximum_delay_sec} s, last trigger \
+             {:.3} s ago",
+            now.saturating_duration_since(*last).as_secs_f64()
+        ),
+        WatchdogState::Faulted(fault) => format!("fault: {fault}"),
+    }
+}
+
+fn rate(now: u64, before: u64, interval: Duration) -> f64 {
+    if interval.is_zero() {
+        0.0
+    } else {
+        now.saturating_sub(before) as f64 / interval.as_secs_f64()
+    }
+}
+
+fn key_values(now: &Counters, before: Option<&Counters>, watchdog: String) -> Vec<KeyValue> {
+    let (gazebo_rate, ros_rate) = before.map_or((0.0, 0.0), |before| {
+        let interval = now.at.saturating_duration_since(before.at);
+        (
+            rate(now.gazebo_messages, before.gazebo_messages, interval),
+            rate(
+                now.joint_states_published,
+                before.joint_states_published,
+                interval,
+            ),
+        )
+    });
+    let pair = |key: &str, value: String| KeyValue {
+        key: key.into(),
+        value,
+    };
+    vec![
+        pair(
+            "state_age_sec",
+            now.state_age
+                .map_or("none".into(), |age| format!("{:.4}", age.as_secs_f64())),
+        ),
+        pair("gazebo_rate_hz", format!("{gazebo_rate:.1}")),
+        pair("ros_publish_rate_hz", format!("{ros_rate:.1}")),
+        pair("gazebo_messages", now.gazebo_messages.to_string()),
+        pair("messages_never_reported", now.never_reported.to_string()),
+        pair("periods", now.periods.to_string()),
+        pair("overruns", now.overruns.to_string()),
+        pair("targets_accepted", now.targets_accepted.to_string()),
+        pair("targets_refused", now.targets_refused.to_string()),
+        pair("targets_clamped", now.targets_clamped.to_string()),
+        pair("watchdog", watchdog),
+    ]
+}
+
+/// Builds and publishes one robot's status.
+struct Reporter {
+    name: String,
+    robot_name: String,
+    health: Arc<RobotHealth>,
+    watchdog: Arc<Mutex<Watchdog>>,
+    publisher: Publisher<DiagnosticArray>,
+    clock: Clock,
+    /// The counters of the previous publication, for the rates.
+    before: Mutex<Option<Counters>>,
+}
+
+impl Reporter {
+    fn status(&self) -> DiagnosticStatus {
+        let now = Instant::now();
+        let counters = self.health.counters(now);
+        let mut before = self.before.lock();
+        let outcome = self.health.outcome.lock().clone();
+        let (level, message) = level_and_message(
+            self.health.phase(),
+            outcome.as_deref(),
+            &counters,
+            before.as_ref(),
+        );
+        let watchdog = watchdog_text(self.watchdog.lock().state(), now);
+        let values = key_values(&counters, before.as_ref(), watchdog);
+        *before = Some(counters);
+        DiagnosticStatus {
+            level,
+            name: self.name.clone(),
+            message,
+            hardware_id: self.robot_name.clone(),
+            values,
+        }
+    }
+
+    fn publish(&self) {
+        let nanos = i128::from(self.clock.now().nsec);
+        let stamp = crate::messages::stamp_from_nanos(nanos);
+        let mut array = DiagnosticArray::default();
+        array.header.stamp = Time {
+            sec: stamp.sec,
+            nanosec: stamp.nanosec,
+        };
+        array.status.push(self.status());
+        if let Err(err) = self.publisher.publish(array) {
+            tracing::debug!("::Publishing /diagnostics failed: {err}");
+        }
+    }
+}
+
+/// One robot's `/diagnostics` publisher and its 1 Hz timer.
+pub(crate) struct Diagnostics {
+    reporter: Arc<Reporter>,
+    _timer: Timer,
+}
+
+impl Diagnostics {
+    /// Publishes the status `<node name>: <robot_name>` of `health` and `watchdog` every
+    /// [`DIAGNOSTICS_PERIOD`] on the node's executor.
+    pub fn new(
+        node: &Node,
+        robot_name: &str,
+        health: Arc<RobotHealth>,
+        watchdog: Arc<Mutex<Watchdog>>,
+    ) -> Result<Self, BridgeError> {
+        let topic_error = |kind, source| BridgeError::Topic {
+            kind,
+            topic: "/diagnostics".into(),
+            source,
+        };
+        let publisher = node
+            .create_publisher::<DiagnosticArray>("/diagnostics".keep_last(10).reliable().volatile())
+            .map_err(|source| topic_error("publisher", source))?;
+        let reporter = Arc::new(Reporter {
+            name: format!("{}: {robot_name}", node.name()),
+            robot_name: robot_name.to_string(),
+            health,
+            watchdog,
+            publisher,
+            clock: node.get_clock(),
+            before: Mutex::new(None),
+        });
+        let timed = reporter.clone();
+        let timer = node
+            .create_timer_repeating(DIAGNOSTICS_PERIOD, move || timed.publish())
+            .map_err(|source| topic_error("diagnostics timer", source))?;
+        Ok(Diagnostics {
+            reporter,
+            _timer: timer,
+        })
+    }
+
+    /// Publishes the status now (the loop, when it ends).
+    pub fn publish_now(&self) {
+        self.reporter.publish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counters(at: Instant) -> Counters {
+        Counters {
+            at,
+            state_age: Some(Duration::from_millis(2)),
+            periods: 500,
+            overruns: 0,
+            targets_accepted: 3,
+            targets_refused: 0,
+            targets_clamped: 1,
+            gazebo_messages: 500,
+            joint_states_published: 500,
+            never_reported: 4,
+        }
+    }
+
+    fn value<'a>(values: &'a [KeyValue], key: &str) -> &'a str {
+        &values.iter().find(|kv| kv.key == key).expect(key).value
+    }
+
+    #[test]
+    fn a_running_robot_is_ok_with_rates_over_the_last_interval() {
+        let t0 = Instant::now();
+        let before = counters(t0);
+        let now = Counters {
+            at: t0 + Duration::from_secs(2),
+            periods: 1500,
+            gazebo_messages: 1500,
+            joint_states_published: 1498,
+            ..before
+        };
+        let (level, message) = level_and_message(Phase::Running, None, &now, Some(&before));
+        assert_eq!((level, message.as_str()), (DiagnosticStatus::OK, "running"));
+        let values = key_values(&now, Some(&before), "disarmed".into());
+        assert_eq!(value(&values, "gazebo_rate_hz"), "500.0");
+        assert_eq!(value(&values, "ros_publish_rate_hz"), "499.0");
+        assert_eq!(value(&values, "state_age_sec"), "0.0020");
+        assert_eq!(value(&values, "messages_never_reported"), "4");
+        assert_eq!(value(&values, "targets_clamped"), "1");
+        assert_eq!(value(&values, "watchdog"), "disarmed");
+    }
+
+    #[test]
+    fn stale_state_overruns_and_refused_targets_warn_naming_each() {
+        let t0 = Instant::now();
+        let before = counters(t0);
+        let now = Counters {
+            at: t0 + Duration::from_secs(1),
+            state_age: Some(Duration::from_secs(3)),
+            periods: before.periods + 400,
+            overruns: 101,
+            targets_refused: 5,
+            ..before
+        };
+        let (level, message) = level_and_message(Phase::Running, None, &now, Some(&before));
+        assert_eq!(level, DiagnosticStatus::WARN);
+        assert_eq!(
+            message,
+            "no joint states from Gazebo for 3.0 s; 101 of 501 deadlines skipped (overruns) \
+             in the last interval; 5 targets refused in the last interval"
+        );
+        let few_overruns = Counters {
+            state_age: Some(Duration::ZERO),
+            periods: before.periods + 480,
+            overruns: 20,
+            targets_refused: 0,
+            ..now
+        };
+        let (level, _) = level_and_message(Phase::Running, None, &few_overruns, Some(&before));
+        assert_eq!(level, DiagnosticStatus::OK);
+    }
+
+    #[test]
+    fn a_fault_or_failure_is_an_error_with_its_reason_and_waiting_is_a_warning() {
+        let now = counters(Instant::now());
+        let (level, message) = level_and_message(
+            Phase::Faulted,
+            Some("The watchdog status is false!"),
+            &now,
+            None,
+        );
+        assert_eq!(level, DiagnosticStatus::ERROR);
+        assert!(
+            message.ends_with("The watchdog status is false!"),
+            "{message}"
+        );
+        let (level, _) = level_and_message(Phase::Failed, Some("boom"), &now, None);
+        assert_eq!(level, DiagnosticStatus::ERROR);
+        for phase in [Phase::Created, Phase::Initializing, Phase::Stopped] {
+            assert_eq!(
+                level_and_message(phase, None, &now, None).0,
+                DiagnosticStatus::WARN
+            );
+        }
+    }
+
+    #[test]
+    fn counters_follow_the_snapshots_the_loop_read() {
+        let health = RobotHealth::new();
+        let mut snapshot = JointSnapshot::new(1);
+        let mut statistics = LoopStatistics::default();
+        for sequence in [1, 2, 5, 5, 6] {
+            snapshot.sequence = sequence;
+            snapshot.received_at = Some(Instant::now());
+            statistics.periods += 1;
+            health.after_period(&statistics, &snapshot, true);
+        }
+        let counters = health.counters(Instant::now());
+        assert_eq!(counters.gazebo_messages, 6);
+        assert_eq!(
+            counters.never_reported, 2,
+            "3 and 4 were replaced before a period"
+        );
+        assert_eq!(counters.joint_states_published, 5);
+        assert_eq!(counters.periods, 5);
+        assert!(counters.state_age.unwrap() < Duration::from_secs(1));
+        for phase in [
+            Phase::Created,
+            Phase::Initializing,
+            Phase::Running,
+            Phase::Stopped,
+            Phase::Faulted,
+            Phase::Failed,
+        ] {
+            assert_eq!(Phase::from_u8(phase as u8), phase);
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The two topics a SmartArmStack controller stops a robot with, and the safe stop:
+//! `<robot>/set/watchdog_trigger` (`sas_msgs/msg/WatchdogTrigger`) feeds the robot's
+//! [`Watchdog`], which the loop checks once per period; `<robot>/set/shutdown`
+//! (`sas_msgs/msg/Bool`, `data: true`) ends this robot's loop as a stop does. On a watchdog
+//! fault the loop calls [`stop_safely`] and ends with the error it returns.
+//!
+//! Each robot has a stop token of its own, triggered by `set/shutdown` and by the process's
+//! token: `set/shutdown` then stops this robot's loop at once (also while it waits for
+//! Gazebo), and in a process with several robots only this one.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use rclrs::{Node, Subscription};
+use ros_env::sas_msgs::msg::{Bool as ShutdownSignal, WatchdogTrigger};
+use sas_robot_driver_gazebo::{
+    DriverError, JointSnapshot, RobotDriver, ShutdownToken, TriggerListener,
+};
+
+use crate::server::subscribe;
+use crate::watchdog::{Trigger, TriggerOutcome, Watchdog, WatchdogFault};
+use crate::BridgeError;
+
+/// The watchdog and shutdown subscriptions of one robot, and its stop token.
+pub(crate) struct Safety {
+    watchdog: Arc<Mutex<Watchdog>>,
+    stop: ShutdownToken,
+    _process_stop: TriggerListener,
+    _watchdog_trigger: Subscription<WatchdogTrigger>,
+    _shutdown: Subscription<ShutdownSignal>,
+}
+
+impl Safety {
+    /// Subscribes `<robot_name>/set/watchdog_trigger` and `<robot_name>/set/shutdown` on
+    /// `node`; the robot's stop token follows `process_stop`.
+    pub fn new(
+        node: &Node,
+        robot_name: &str,
+        process_stop: &ShutdownToken,
+    ) -> Result<Self, BridgeError> {
+        let stop = ShutdownToken::new();
+        let follower = stop.clone();
+        let process_listener = process_stop.on_trigger(Arc::new(move || follower.trigger()));
+        if process_stop.is_triggered() {
+            stop.trigger();
+        }
+
+        let watchdog = Arc::new(Mutex::new(Watchdog::new()));
+        let fed = watchdog.clone();
+        let robot = robot_name.to_string();
+        let watchdog_topic = format!("{robot_name}/set/watchdog_trigger");
+        let watchdog_trigger = subscribe(node, &watchdog_topic, move |m: WatchdogTrigger| {
+            let outcome = fed.lock().trigger(received(&m));
+            if let TriggerOutcome::Armed {
+                period_sec,
+                maximum_delay_sec,
+            } = outcome
+            {
+                let _span = tracing::info_span!("robot", name = %robot).entered();
+                tracing::info!("::Watchdog initialized with a {period_sec} second period");
+                tracing::info!(
+                    "::Watchdog initialized with a maximum acceptable delay of \
+                     {maximum_delay_sec} seconds"
+                );
+            }
+        })?;
+
+        let received_once = AtomicBool::new(false);
+        let robot = robot_name.to_string();
+        let stopped = stop.clone();
+        let shutdown_topic = format!("{robot_name}/set/shutdown");
+        let shutdown = subscribe(node, &shutdown_topic, move |m: ShutdownSignal| {
+            if m.data && !received_once.swap(true, Ordering::SeqCst) {
+                let _span = tracing::info_span!("robot", name = %robot).entered();
+                tracing::info!("::The shutdown signal was received! Stopping the control loop.");
+                stopped.trigger();
+            }
+        })?;
+
+        Ok(Safety {
+            watchdog,
+            stop,
+            _process_stop: process_listener,
+            _watchdog_trigger: watchdog_trigger,
+            _shutdown: shutdown,
+        })
+    }
+
+    /// This robot's stop token: triggered by `set/shutdown` or the process's token.
+    pub fn stop_token(&self) -> &ShutdownToken {
+        &self.stop
+    }
+
+    /// The per-period check: the fault that must stop the robot now, if any.
+    pub fn check(&self, now: Instant) -> Option<WatchdogFault> {
+        self.watchdog.lock().check(now)
+    }
+
+    /// The shared watchdog, for a reader on another thread (diagnostics).
+    pub fn watchdog(&self) -> Arc<Mutex<Watchdog>> {
+        self.watchdog.clone()
+    }
+}
+
+/// A trigger as the watchdog takes it: its delay is our wall clock at arrival minus its
+/// stamp, as the original compared them (a SmartArmStack client stamps with the system
+/// clock).
+fn received(message: &WatchdogTrigger) -> Trigger {
+    let stamp = &message.header.stamp;
+    let stamp_sec = f64::from(stamp.sec) + f64::from(stamp.nanosec) * 1e-9;
+    let now_sec = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64());
+    Trigger {
+        status: message.status,
+        period_sec: message.period_in_seconds,
+        maximum_delay_sec: message.maximum_acceptable_delay_in_seconds,
+        delay_sec: now_sec - stamp_sec,
+        received: Instant::now(),
+    }
+}
+
+/// After a watchdog fault: holds the robot at its last measured position (sent to Gazebo
+/// now) and logs why; returns the error the loop ends with.
+pub(crate) fn stop_safely<D: RobotDriver + ?Sized>(
+    driver: &D,
+    robot_name: &str,
+    fault: WatchdogFault,
+    limits: (&[f64], &[f64]),
+    snapshot: &mut JointSnapshot,
+) -> BridgeError {
+    let held = match hold_position(driver, limits, snapshot) {
+        Ok(position) => {
+            tracing::error!(
+                "::Watchdog fault::{fault} Holding the last measured position {position:?} \
+                 and stopping."
+            );
+            "holding its last measured position".to_string()
+        }
+        Err(err) => {
+            tracing::error!(
+                "::Watchdog fault::{fault} Could not hold the last measured position: {err}. \
+                 Stopping."
+            );
+            format!("could not hold its last measured position: {err}")
+        }
+    };
+    BridgeError::Watchdog {
+        robot_name: robot_name.to_string(),
+        fault,
+        held,
+    }
+}
+
+/// Makes the robot hold still: its last measured position, clamped into `limits` (so that
+/// neither limit policy refuses it), becomes the target and is forwarded at once. Returns the
+/// position held.
+///
+/// # Errors
+/// A joint without a measured position (nothing is sent then), or the driver refused or
+/// could not forward the target.
+fn hold_position<D: RobotDriver + ?Sized>(
+    driver: &D,
+    (lower, upper): (&[f64], &[f64]),
+    snapshot: &mut JointSnapshot,
+) -> Result<Vec<f64>, DriverError> {
+    driver.read_snapshot(snapshot);
+    let hold: Vec<f64> = snapshot
+        .positions
+        .iter()
+        .zip(lower.iter().zip(upper))
+        // A NaN (a joint never measured) stays NaN, for the driver to refuse naming it:
+        // `max`/`min` would turn it into a limit.
+        .map(|(&position, (&lower, &upper))| {
+            if position.is_finite() {
+                position.max(lower).min(upper)
+            } else {
+                position
+            }
+        })
+        .collect();
+    driver.set_target_joint_positions(&hold)?;
+    driver.forward_targets()?;
+    Ok(hold)
+}

@@ -1,0 +1,228 @@
+"""The watchdog and set/shutdown of sas_robot_driver_ros_gazebo_node, end to end: gz-joint-sim,
+the node and an rclpy controller using the built sas_msgs, each in its own process; Gazebo's
+side read by the real Ignition CLI."""
+
+import re
+import time
+
+import pytest
+from diagnostic_msgs.msg import DiagnosticStatus
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from conftest import ROOT, START_S, Controller, binary, statuses, ur3e_bridge
+
+MULTI_ROBOT_CONFIG = ROOT / 'config' / 'multi_robot.yaml'
+R820_WORLD = ROOT / 'sdf' / 'r820_world.sdf'
+LONGBOY_CONFIG = ROOT / 'config' / 'longboy.yaml'
+LONGBOY_WORLD = ROOT / 'sdf' / 'longboy_world.sdf'
+
+FAULT = '::Watchdog fault::'
+
+
+def running_bridge(world, *extra):
+    """Simulator + node (config.yaml's ur3e_1), publishing, and a controller for it."""
+    world.sim(*extra)
+    bridge = ur3e_bridge(world)
+    states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
+    world.wait_for(lambda: states, START_S, 'joint states')
+    return bridge, states, Controller(world, 'ur3e_1')
+
+
+def wait_for_fault(world, bridge, timeout: float) -> float:
+    """Seconds from the controller's last trigger until the node logged its fault."""
+    world.wait_for(lambda: bridge.count(FAULT) or bridge.proc.poll() is not None, timeout,
+                   'the watchdog fault')
+    seen = time.monotonic()
+    assert bridge.count(FAULT) == 1, bridge.output()
+    return seen
+
+
+def test_a_trigger_stream_keeps_the_bridge_running_and_set_shutdown_stops_it_with_0(world):
+    bridge, states, controller = running_bridge(world)
+    assert controller.stream(period=0.2, delay=0.5, seconds=3.0,
+                             alive=lambda: bridge.proc.poll() is None)
+    bridge.wait_output('::Watchdog initialized with a 0.2 second period', 5)
+    bridge.wait_output('::Watchdog initialized with a maximum acceptable delay of 0.5 seconds', 5)
+    assert bridge.count(FAULT) == 0, bridge.output()
+    published = len(states)
+    world.wait_for(lambda: len(states) > published + 10, 10, 'joint states still published')
+
+    # data: false asks nothing.
+    controller.send_shutdown(False)
+    controller.stream(period=0.2, delay=0.5, seconds=0.5)
+    assert bridge.proc.poll() is None
+    controller.send_shutdown(True)
+    # Triggers keep coming until the node is gone: a stop is no fault.
+    controller.stream(period=0.2, delay=0.5, seconds=10, alive=lambda: bridge.proc.poll() is None)
+    assert bridge.wait_exit(10) == 0, bridge.output()
+    assert bridge.count('::The shutdown signal was received!') == 1
+    assert bridge.count(FAULT) == 0
+
+
+def test_stopping_the_stream_faults_within_one_period_plus_the_allowed_delay(world):
+    period, delay = 0.5, 0.2
+    bridge, _, controller = running_bridge(world)
+    assert controller.stream(period, delay, seconds=1.5)
+    last_sent = controller.last_sent
+    seen = wait_for_fault(world, bridge, 10)
+    assert bridge.wait_exit(10) == 1, bridge.output()
+    line = next(line for line in bridge.lines if FAULT in line)
+    assert 'The watchdog signal was lost!' in line
+    silence = float(re.search(r'No trigger for ([0-9.]+) s', line).group(1))
+    observed = seen - last_sent
+    print(f'\nlost signal: the node measured {silence:.3f} s of silence, the test saw the '
+          f'fault {observed:.3f} s after its last trigger (period {period} s, delay {delay} s)')
+    assert period <= silence <= period + delay, line
+    # The node's own figure is the exact one; the test's adds DDS and pipe delivery.
+    assert period < observed <= period + delay + 0.3, line
+
+
+def test_status_false_faults_at_once(world):
+    bridge, _, controller = running_bridge(world)
+    assert controller.stream(period=0.5, delay=0.5, seconds=1.0)
+    controller.trigger(period=0.5, delay=0.5, status=False)
+    sent = controller.last_sent
+    seen = wait_for_fault(world, bridge, 10)
+    print(f'\nstatus false: fault seen {seen - sent:.3f} s after the trigger')
+    assert bridge.wait_exit(10) == 1
+    assert 'The watchdog status is false!' in bridge.output()
+    assert seen - sent < 0.5, 'faulted before the period ran out'
+
+
+def test_a_changed_period_faults(world):
+    bridge, _, controller = running_bridge(world)
+    assert controller.stream(period=0.5, delay=0.5, seconds=1.0)
+    controller.trigger(period=1.0, delay=0.5)
+    wait_for_fault(world, bridge, 10)
+    assert bridge.wait_exit(10) == 1
+    assert 'The watchdog period changed from 0.5 s to 1 s.' in bridge.output()
+
+
+def test_a_stamp_older_than_the_allowed_delay_faults(world):
+    bridge, _, controller = running_bridge(world)
+    assert controller.stream(period=0.5, delay=0.3, seconds=1.0)
+    controller.trigger(period=0.5, delay=0.3, age=2.0)
+    wait_for_fault(world, bridge, 10)
+    assert bridge.wait_exit(10) == 1
+    assert 'The watchdog signal is delayed, or the clocks' in bridge.output()
+
+
+def test_a_fault_mid_move_holds_the_robot_where_it_was_in_gazebo(world):
+    """The joint moves toward a far target; the controller dies mid-move; Gazebo, read by the
+    Ignition CLI, shows the joint stopped where the node measured it, far from the target."""
+    params = world.params_file("""
+held_bridge:
+  ros__parameters:
+    joint_names: ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
+    joint_positions_topic_prefix: "/model/ur3e/joint/"
+    joint_states_topic: "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state"
+    robot_name: "held"
+    gz_msgs_prefix: "ignition.msgs."
+""")
+    world.sim('--msgs-prefix', 'ignition.msgs.')
+    bridge = world.bridge('-r', '__node:=held_bridge', '--params-file', params)
+    states = world.subscribe(JointState, '/held/get/joint_states')
+    world.wait_for(lambda: states, START_S, 'joint states')
+    controller = Controller(world, 'held')
+    target = [1.5, 0.0, 0.0, 0.0, 0.0, 0.0]
+    world.publisher(Float64MultiArray, '/held/set/target_joint_positions').publish(
+        Float64MultiArray(data=target))
+    controller.trigger(period=0.3, delay=0.5)
+    # Keep the watchdog fed until the joint is well on its way (0.25 rad/s).
+    deadline = time.monotonic() + 30
+    while not (states and states[-1].position[0] > 0.3):
+        assert time.monotonic() < deadline, 'the joint did not move toward the target'
+        controller.stream(period=0.3, delay=0.5, seconds=0.1)
+    wait_for_fault(world, bridge, 10)
+    assert bridge.wait_exit(10) == 1, bridge.output()
+    held = re.search(r'Holding the last measured position \[([^\]]*)\]', bridge.output())
+    assert held, bridge.output()
+    held_pan = float(held.group(1).split(',')[0])
+    assert 0.3 < held_pan < 1.0
+
+    first = world.gazebo_positions()['shoulder_pan_joint']
+    time.sleep(1.0)  # the joint would move 0.25 rad in this second if it were not held
+    second = world.gazebo_positions()['shoulder_pan_joint']
+    print(f'\nheld at {held_pan:.4f} rad; Gazebo then {first:.4f} and 1 s later {second:.4f}')
+    assert second == pytest.approx(first, abs=1e-3), 'the joint still moves'
+    assert first == pytest.approx(held_pan, abs=0.01), 'not where the node measured it'
+
+
+def test_with_several_robots_a_fault_or_shutdown_stops_only_its_robot(world):
+    """config/multi_robot.yaml: ur3e_1's watchdog faults; r820_1 keeps publishing (reported
+    OK while ur3e_1 stays ERROR); set/shutdown then stops r820_1, and the node, its robots
+    all stopped, exits 1 for ur3e_1's fault."""
+    world.sim()
+    r820_sim = world.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), R820_WORLD])
+    r820_sim.wait_output('joint states', START_S)
+    ur3e_status = statuses(world, 'multi_robot: ur3e_1')
+    r820_status = statuses(world, 'multi_robot: r820_1')
+    node = world.bridge('-r', '__node:=multi_robot', '--params-file', MULTI_ROBOT_CONFIG)
+    ur3e_states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
+    r820_states = world.subscribe(JointState, '/r820_1/get/joint_states')
+    world.wait_for(lambda: ur3e_states and r820_states, START_S, 'both robots publishing')
+
+    Controller(world, 'ur3e_1').trigger(period=5.0, delay=0.5, status=False)
+    wait_for_fault(world, node, 10)
+    world.wait_for(lambda: sum(s.level == DiagnosticStatus.ERROR for s in ur3e_status) >= 2,
+                   10, "ur3e_1's ERROR status, again a second later")
+    reported = len(r820_status)
+    world.wait_for(lambda: len(r820_status) > reported + 1, 10, "r820_1's statuses")
+    assert r820_status[-1].level == DiagnosticStatus.OK, r820_status[-1]
+    assert node.proc.poll() is None, node.output()
+    published = len(r820_states)
+    world.wait_for(lambda: len(r820_states) > published + 100, 10, 'r820_1 still publishing')
+
+    Controller(world, 'r820_1').send_shutdown(True)
+    assert node.wait_exit(10) == 1, node.output()
+    assert node.count('::The shutdown signal was received!') == 1
+
+
+def test_set_shutdown_while_waiting_for_gazebo_stops_the_node_with_0(world):
+    bridge = ur3e_bridge(world)
+    bridge.wait_output('::Initializing robot...', START_S)
+    Controller(world, 'ur3e_1').send_shutdown(True)
+    assert bridge.wait_exit(10) == 0, bridge.output()
+    assert bridge.count('::The shutdown signal was received!') == 1
+
+
+def test_the_composer_serves_its_own_watchdog_and_a_fault_holds_its_robots(world):
+    """r820_sim and ur3e_sim composed as longboy_sim by the composer: longboy_sim's watchdog
+    is the composer's own (nothing forwarded to the robots, whose watchdogs stay disarmed);
+    its fault mid-move holds the robots where they were, and only the composer exits."""
+    sim = world.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), LONGBOY_WORLD])
+    sim.wait_output('joint states', START_S)
+    robots = [world.bridge('-r', f'__node:={name}', '--params-file', LONGBOY_CONFIG)
+              for name in ['r820_sim', 'ur3e_sim']]
+    composer = world.start([binary('COMPOSER_NODE_BIN', 'sas_robot_driver_ros_composer_node'),
+                            '--ros-args', '-r', '__node:=longboy_sim',
+                            '--params-file', LONGBOY_CONFIG])
+    r820 = world.subscribe(JointState, '/r820_sim/get/joint_states')
+    longboy = world.subscribe(JointState, '/longboy_sim/get/joint_states')
+    world.wait_for(lambda: r820 and longboy, START_S, 'the robots and the composite')
+    controller = Controller(world, 'longboy_sim')
+    world.publisher(Float64MultiArray, '/longboy_sim/set/target_joint_positions').publish(
+        Float64MultiArray(data=[1.5] + [0.0] * 12))
+    deadline = time.monotonic() + 30
+    while not (r820 and r820[-1].position[0] > 0.3):
+        assert time.monotonic() < deadline, 'the R820 did not move toward the target'
+        controller.stream(period=0.3, delay=0.5, seconds=0.1)
+    wait_for_fault(world, composer, 10)
+    assert composer.wait_exit(10) == 1, composer.output()
+    held = re.search(r'Holding the last measured position \[([^\]]*)\]', composer.output())
+    held_joint1 = float(held.group(1).split(',')[0])
+
+    moved = r820[-1].position[0]
+    positions = []
+    for _ in range(2):  # half a second for the hold to arrive, then half a second held
+        received = len(r820)
+        world.wait_for(lambda: len(r820) > received + 250, 10, 'half a second of states')
+        positions.append(r820[-1].position[0])
+    print(f'\ncomposer: held joint1 at {held_joint1:.4f} rad (at the fault the R820 reported '
+          f'{moved:.4f}), then {positions[0]:.4f} and half a second later {positions[1]:.4f}')
+    assert positions[1] == pytest.approx(positions[0], abs=1e-3), 'the R820 still moves'
+    assert positions[0] == pytest.approx(held_joint1, abs=0.01), 'not where it was held'
+    for robot in robots:
+        assert robot.proc.poll() is None, robot.output()
+        assert robot.count('::Watchdog initialized') == 0, 'a trigger reached a robot'
