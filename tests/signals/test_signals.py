@@ -5,8 +5,9 @@ node, the composer and the legacy Python script, each stopped by
   SIGTERM + SIGHUP, and a process-group SIGINT of a parent that forwards one more SIGINT
   10 ms later (what `ros2 launch` does when stopped non-interactively),
 
-at three stages: waiting for Gazebo (in `initialize`), in the control loop, and right after a
-first SIGTERM (the signals land in the teardown). Each case must exit 0 within 2 s of its
+at four stages: starting (reading parameters, creating the driver and topics), waiting for
+Gazebo (in `initialize`), in the control loop, and right after a first SIGTERM (the signals
+land in the teardown). Each case must exit 0 within 2 s of its
 first signal, with no DDS/rcutils error or failed assertion in its output and no process of
 its group left over. The cases of one subject and stage run at once, each in its own ROS
 domain (the composers share their robot's), sharing one simulator.
@@ -37,7 +38,7 @@ PATTERNS = {
                                     (0.0, signal.SIGHUP)],
     GROUP: None,
 }
-STAGES = ['waiting', 'loop', 'stopping']
+STAGES = ['starting', 'waiting', 'loop', 'stopping']
 SUBJECTS = ['node', 'multi', 'composer', 'script']
 
 
@@ -61,7 +62,7 @@ def composer_params(world, names):
 def start_subjects(world, subject: str, stage: str) -> list:
     """One process per pattern (the GROUP one under forward_sigint.py), and what each prints
     when it reached the stage: (process, marker, count)."""
-    with_gazebo = stage != 'waiting'
+    with_gazebo = stage in ('loop', 'stopping')
     if with_gazebo:
         world.sim()
     node = binary('BRIDGE_NODE_BIN', 'sas_robot_driver_ros_gazebo_node')
@@ -92,9 +93,10 @@ def start_subjects(world, subject: str, stage: str) -> list:
             command = [sys.executable, FORWARD_SIGINT, *command]
         domain = world.domain if subject == 'composer' else new_domain()
         started.append(world.start(command, domain=domain))
-    marker = '::Robot initialized.' if with_gazebo else '::Initializing robot...'
+    marker = {'starting': '::Loading parameters from parameter server.',
+              'waiting': '::Initializing robot...'}.get(stage, '::Robot initialized.')
     for process in started:
-        process.wait_output(marker, START_S, count=robots)
+        process.wait_output(marker, START_S, count=1 if stage == 'starting' else robots)
     return started
 
 
