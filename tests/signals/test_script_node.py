@@ -50,7 +50,8 @@ class Client:
         return future.result()
 
     def parameters(self, node: str) -> dict:
-        """Every parameter of `node`: name -> (type, value, description, read_only)."""
+        """Every parameter of `node`: name -> (type, value, description, read_only, the
+        rest of its descriptor)."""
         names = sorted(self.call(ListParameters, f'{node}/list_parameters',
                                  ListParameters.Request()).result.names)
         values = self.call(GetParameters, f'{node}/get_parameters',
@@ -58,7 +59,8 @@ class Client:
         descriptors = self.call(DescribeParameters, f'{node}/describe_parameters',
                                 DescribeParameters.Request(names=names)).descriptors
         return {name: (value.type, parameter_value_to_python(value), d.description,
-                       d.read_only)
+                       d.read_only, (d.type, d.additional_constraints, d.dynamic_typing,
+                                     list(d.floating_point_range), list(d.integer_range)))
                 for name, value, d in zip(names, values, descriptors)}
 
     def graph(self, name: str = 'ur3e_1') -> dict:
@@ -104,6 +106,7 @@ def test_the_script_node_has_the_native_nodes_parameters_topics_and_services(wor
     native_parameters = native_client.parameters('/ur3e_1')
     script_parameters = script_client.parameters('/ur3e_1')
     assert script_parameters == native_parameters
+    assert len(native_parameters) >= 12, native_parameters  # use_sim_time + the node's
     # The values are the params file's and the node's defaults, read-only as the node's.
     assert script_parameters['robot_name'][1] == 'ur3e_1'
     assert script_parameters['thread_sampling_time_sec'][1] == 0.002
