@@ -4,7 +4,9 @@
 joint positions to Gazebo's joint position controllers; ``RobotDriverROS`` runs the ROS 2
 control loop over it (``<robot_name>/get/joint_states``, ``…/set/target_joint_positions``).
 No call holds the GIL while it waits, and no Rust thread ever needs it, so Python can do
-anything meanwhile without slowing the driver down.
+anything meanwhile without slowing the driver down. ``run_node`` runs the whole node
+``sas_robot_driver_ros_gazebo_node`` (its parameters, topics, logs and signal handling) in
+this process, as the legacy script ``sas_robot_driver_ros_gazebo.py`` does.
 """
 
 from ._sas_robot_driver_gazebo import (
@@ -13,6 +15,7 @@ from ._sas_robot_driver_gazebo import (
     RobotDriverROS,
     RobotDriverROSConfiguration,
     ShutdownSignaler,
+    run_node,
 )
 
 __all__ = [
@@ -21,4 +24,5 @@ __all__ = [
     "RobotDriverROS",
     "RobotDriverROSConfiguration",
     "ShutdownSignaler",
+    "run_node",
 ]

@@ -18,6 +18,7 @@ __all__ = [
     "RobotDriverROS",
     "RobotDriverROSConfiguration",
     "ShutdownSignaler",
+    "run_node",
 ]
 
 _FloatArray = npt.NDArray[np.float64]
@@ -272,10 +273,11 @@ class RobotDriverROS:
         """Connects and initializes the driver, then every period forwards the latest target
         to Gazebo and publishes the joint states and limits, until ``shutdown()`` (from any
         thread), the shutdown signaler, ``<prefix>/set/shutdown`` with ``data: true``, or
-        SIGINT/SIGTERM (when called on the main thread; SIGTERM only while Python leaves it at
-        its default). Always deinitializes and disconnects the driver before returning. The
-        GIL is released throughout. The robot's status goes to ``/diagnostics`` once a second
-        from construction on.
+        SIGINT/SIGTERM/SIGHUP (handled as the node does while the loop runs, Python's and
+        rclpy's handlers restored after). Always deinitializes and disconnects the driver
+        before returning; its log lines go to the node's logger meanwhile. The GIL is released
+        throughout. The robot's status goes to ``/diagnostics`` once a second from
+        construction on.
 
         Raises:
             RuntimeError: already running; ``connect()`` failed; the watchdog armed on
@@ -289,3 +291,25 @@ class RobotDriverROS:
 
     def should_shutdown(self) -> bool:
         """True once the loop was asked to stop."""
+
+def run_node(
+    args: Sequence[str] | None = None,
+    *,
+    node_name: str = "sas_robot_driver_ros_gazebo_py",
+    program: str = "sas_robot_driver_ros_gazebo.py",
+    ignore_signals_after_stop: bool = False,
+) -> int:
+    """Runs the node ``sas_robot_driver_ros_gazebo_node`` in this process: ROS from ``args``
+    (default ``sys.argv``; ``--ros-args`` apply), the node's parameters (declared as the
+    node declares them), topics and log lines (to its ROS logger), one robot or several,
+    until SIGINT, SIGTERM or SIGHUP (handled by the node while it runs, any number of them).
+    The GIL is released throughout. ``program`` starts the lines printed before the node
+    exists. With ``ignore_signals_after_stop`` (a script that exits next) those signals are
+    ignored once the node stopped, so a late one (launch forwards one more) neither raises
+    ``KeyboardInterrupt`` nor kills the exiting interpreter; otherwise the previous handlers
+    come back.
+
+    Returns:
+        The node's exit status: 0 after a signal, 2 for bad ``--ros-args`` or a bad
+        parameter, 1 for any other failure.
+    """

@@ -16,23 +16,25 @@ mod gil;
 #[cfg(feature = "ros")]
 mod ros;
 
-use std::io::IsTerminal;
-
 use pyo3::prelude::*;
 use tracing_subscriber::EnvFilter;
 
-/// Log filter variable; `info` by default. Logs go to stderr, written by Rust without the GIL.
+/// Log filter variable for the lines written while no node runs; `info` by default. They go
+/// to stderr, written by Rust without the GIL; while a node runs (`run_node`, a
+/// `RobotDriverROS` loop), to that node's ROS logger instead.
 const LOG_FILTER_VARIABLE: &str = "SAS_ROBOT_DRIVER_GAZEBO_LOG";
 
 #[pymodule]
 fn _sas_robot_driver_gazebo(module: &Bound<'_, PyModule>) -> PyResult<()> {
     // Another extension may have installed a subscriber first; then logs go there.
+    let filter =
+        EnvFilter::try_from_env(LOG_FILTER_VARIABLE).unwrap_or_else(|_| EnvFilter::new("info"));
+    #[cfg(feature = "ros")]
+    bridge_node::install_log_route(filter);
+    #[cfg(not(feature = "ros"))]
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env(LOG_FILTER_VARIABLE).unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
     module.add_class::<config::Configuration>()?;
     module.add_class::<driver::RobotDriverGazebo>()?;
@@ -41,6 +43,7 @@ fn _sas_robot_driver_gazebo(module: &Bound<'_, PyModule>) -> PyResult<()> {
     {
         module.add_class::<ros::RosConfiguration>()?;
         module.add_class::<ros::RobotDriverRos>()?;
+        module.add_function(wrap_pyfunction!(ros::run_node, module)?)?;
     }
     Ok(())
 }

@@ -1,17 +1,20 @@
-//! `RobotDriverROS` and `RobotDriverROSConfiguration`: the node's control loop (crates/
-//! bridge-node) run from Python. rclrs lives inside the extension with its own context,
-//! initialised from the arguments given (`--ros-args …`), so it coexists with rclpy in the
-//! same process; the loop runs with the GIL released from start to end.
+//! `run_node`, `RobotDriverROS` and `RobotDriverROSConfiguration`: the node (crates/
+//! bridge-node) run from Python. `run_node` is the whole node `sas_robot_driver_ros_gazebo_node`
+//! (`bridge_node::run_node`: its parameters, topics, logs and stop), which the legacy script
+//! runs, so ROS sees one node, the native one. `RobotDriverROS` is the original's class: the
+//! control loop over a driver built in Python. rclrs lives inside the extension with its own
+//! context, initialised from the arguments given (`--ros-args …`); every run holds no GIL.
 
 use std::time::Duration;
 
 use bridge_node::{
-    ExecutorThread, LoopStatistics, RobotDriverRos as Core,
-    RobotDriverRosConfiguration as CoreConfiguration, StampSource,
+    route_logs_to, ExecutorThread, LoopStatistics, RobotDriverRos as Core,
+    RobotDriverRosConfiguration as CoreConfiguration, RosLogLayer, StampSource, StopSignals,
+    Teardown, TEARDOWN_BOUND,
 };
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
-use pyo3::types::{PyCFunction, PyDict, PyTuple};
+use pyo3::types::PyDict;
 use rclrs::{Context, CreateBasicExecutor, InitOptions, Node};
 use sas_robot_driver_gazebo::ShutdownToken;
 
@@ -21,6 +24,9 @@ use crate::gil::{released, released_interruptible, DropReleased, Interruption};
 
 /// The node's name unless remapped (`--ros-args -r __node:=ur3e_1`), as the C++ node's.
 const DEFAULT_NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
+/// The legacy script's node name unless remapped (the original script's rclpy node).
+const SCRIPT_NODE_NAME: &str = "sas_robot_driver_ros_gazebo_py";
+const SCRIPT: &str = "sas_robot_driver_ros_gazebo.py";
 const NODE_CLOCK: &str = "node_clock";
 const GAZEBO: &str = "gazebo";
 
@@ -190,14 +196,20 @@ impl RobotDriverRos {
 
     /// Connects and initializes the driver, then publishes the joint states and forwards the
     /// targets every period until `shutdown()` (from any thread), the shutdown signaler,
-    /// SIGINT or SIGTERM (when called from the main thread); always deinitializes and
-    /// disconnects the driver before returning. Returns the loop's statistics. The GIL is
+    /// SIGINT, SIGTERM or SIGHUP (handled as the node binaries do while the loop runs, from
+    /// any thread); always deinitializes and disconnects the driver before returning. Its
+    /// lines go to the node's logger meanwhile. Returns the loop's statistics. The GIL is
     /// released throughout.
     fn control_loop<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
-        let sigterm = SigtermGuard::install(py, &self.stop)?;
+        // The node binaries' stop: SIGINT/SIGTERM/SIGHUP stop the loop in order (Python's and
+        // rclpy's handlers are back once it returned); its lines go to the node's logger.
+        let signals = StopSignals::install(self.stop.clone())
+            .map_err(|err| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))?;
+        let log_route = route_logs_to(RosLogLayer::new(self.ros.node.logger().clone()));
         let (outcome, interruption) =
             released_interruptible(py, &self.stop, None, || self.ros.core.control_loop());
-        sigterm.restore()?;
+        drop(log_route);
+        drop(signals);
         if let Interruption::Raised(raised) = interruption {
             if !raised.is_instance_of::<PyKeyboardInterrupt>(py) {
                 return Err(raised.into());
@@ -237,42 +249,58 @@ fn statistics_dict<'py>(py: Python<'py>, s: &LoopStatistics) -> PyResult<Bound<'
     Ok(dict)
 }
 
-/// While the loop runs on the main thread, SIGTERM (if Python leaves it at its default,
-/// which kills the process without cleanup) stops the loop instead; SIGINT needs nothing:
-/// its KeyboardInterrupt stops it.
-struct SigtermGuard<'py> {
-    installed: Option<(Bound<'py, PyModule>, Bound<'py, PyAny>)>,
-}
-
-impl<'py> SigtermGuard<'py> {
-    fn install(py: Python<'py>, stop: &ShutdownToken) -> PyResult<Self> {
-        let threading = py.import("threading")?;
-        let on_main_thread = threading
-            .call_method0("current_thread")?
-            .is(&threading.call_method0("main_thread")?);
+/// The node `sas_robot_driver_ros_gazebo_node` run in this process, as the legacy script runs
+/// it: ROS initialised from `args` (default `sys.argv`), a node named `node_name` unless
+/// remapped, its parameters, topics and log lines (to the node's logger, `/rosout`), until
+/// SIGINT, SIGTERM or SIGHUP — which the node handles while it runs, any number of them, at
+/// any stage, replacing Python's handlers meanwhile. Returns the node's exit status: 0 after
+/// a signal, 2 for bad `--ros-args` or a bad parameter, 1 for any other failure. The GIL is
+/// released throughout. With `ignore_signals_after_stop` (a script that exits next), those
+/// signals are ignored once the node stopped, so one arriving late (launch forwards one
+/// more) neither raises KeyboardInterrupt nor kills the exiting interpreter; otherwise the
+/// previous handlers come back.
+#[pyfunction]
+#[pyo3(signature = (
+    args = None,
+    *,
+    node_name = SCRIPT_NODE_NAME.to_string(),
+    program = SCRIPT.to_string(),
+    ignore_signals_after_stop = false,
+))]
+pub(crate) fn run_node(
+    py: Python<'_>,
+    args: Option<Vec<String>>,
+    node_name: String,
+    program: String,
+    ignore_signals_after_stop: bool,
+) -> PyResult<u8> {
+    let args = match args {
+        Some(args) => args,
+        None => py.import("sys")?.getattr("argv")?.extract()?,
+    };
+    let exit = released(py, move || {
+        let shutdown = ShutdownToken::new();
+        let signals = StopSignals::install(shutdown.clone())?;
+        let teardown = Teardown::spawn(&program, TEARDOWN_BOUND)?;
+        let exit = bridge_node::run_node(args, &node_name, &program, &shutdown, &teardown);
+        teardown.finish();
+        if ignore_signals_after_stop {
+            // Replaced by SIG_IGN below, with no moment where Python's handler is back.
+            signals.keep_until_exit();
+        }
+        Ok::<_, std::io::Error>(exit)
+    })
+    .map_err(|err| {
+        pyo3::exceptions::PyRuntimeError::new_err(format!("cannot start the node: {err}"))
+    })?;
+    if ignore_signals_after_stop {
+        // Through Python's signal module: its exit restores SIG_DFL for any signal it holds
+        // a Python handler for, which would let a late SIGINT kill the interpreter.
         let signal = py.import("signal")?;
-        let sigterm = signal.getattr("SIGTERM")?;
-        let previous = signal.call_method1("getsignal", (&sigterm,))?;
-        if !on_main_thread || !previous.eq(signal.getattr("SIG_DFL")?)? {
-            return Ok(SigtermGuard { installed: None });
+        let ignore = signal.getattr("SIG_IGN")?;
+        for name in ["SIGINT", "SIGTERM", "SIGHUP"] {
+            signal.call_method1("signal", (signal.getattr(name)?, &ignore))?;
         }
-        let stop = stop.clone();
-        let handler = PyCFunction::new_closure(
-            py,
-            None,
-            None,
-            move |_: &Bound<'_, PyTuple>, _: Option<&Bound<'_, PyDict>>| stop.trigger(),
-        )?;
-        signal.call_method1("signal", (&sigterm, handler))?;
-        Ok(SigtermGuard {
-            installed: Some((signal, previous)),
-        })
     }
-
-    fn restore(self) -> PyResult<()> {
-        if let Some((signal, previous)) = self.installed {
-            signal.call_method1("signal", (signal.getattr("SIGTERM")?, previous))?;
-        }
-        Ok(())
-    }
+    Ok(exit.code())
 }

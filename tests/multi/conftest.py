@@ -11,9 +11,8 @@ import itertools
 import os
 import pathlib
 import re
-import signal
 import subprocess
-import threading
+import sys
 import time
 
 import pytest
@@ -36,6 +35,10 @@ MOTION_S = 30     # joints move at <= 0.25 rad/s in sim time
 # Before rclpy initialises: rcl reads the discovery range from the environment.
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
+# The helpers every end-to-end suite shares (tests/support).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from support import Process, binary, parse_model_text, wait_for  # noqa: E402,F401
+
 import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy  # noqa: E402
@@ -46,110 +49,6 @@ DEPTH_ONE = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 
 # Fast DDS accepts domain ids 0..232; a base apart from the other suites'.
 _domains = itertools.count((os.getpid() * 17) % 200 + 29)
-
-
-def binary(variable: str, name: str) -> pathlib.Path:
-    path = pathlib.Path(os.environ.get(variable, ROOT / 'target' / 'release' / name))
-    if not path.is_file():
-        pytest.fail(f'{path} is missing: build it with scripts/test-multi (or set {variable})')
-    return path
-
-
-def wait_for(condition, timeout: float, what: str, step=lambda: time.sleep(0.02)):
-    """Call `step` until `condition()` holds; fail naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f'timed out after {timeout} s waiting for {what}')
-        step()
-
-
-class Process:
-    """A child process whose output lines (stdout and stderr together) a thread collects."""
-
-    def __init__(self, args, env):
-        self.args = [str(a) for a in args]
-        self.proc = subprocess.Popen(self.args, env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=True)
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip('\n'))
-
-    def output(self) -> str:
-        return '\n'.join(self.lines)
-
-    def count(self, text: str) -> int:
-        return sum(text in line for line in list(self.lines))
-
-    def wait_output(self, text: str, timeout: float):
-        """Wait until `text` appeared; fail if the process exits first."""
-        wait_for(lambda: self.count(text) > 0 or self.proc.poll() is not None,
-                 timeout, f'{text!r} from {self.args[0]}')
-        if self.count(text) == 0:
-            self._reader.join(5)
-            pytest.fail(f'{self.args} exited ({self.proc.returncode}) before printing '
-                        f'{text!r}:\n{self.output()}')
-
-    def wait_exit(self, timeout: float) -> int:
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f'{self.args[0]} still running after {timeout} s:\n{self.output()}')
-        self._finish()
-        return code
-
-    def _finish(self):
-        self._reader.join(5)
-        self.proc.stdout.close()
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def signal(self, signum):
-        self.proc.send_signal(signum)
-
-    def kill(self):
-        """Ends the process and anything it started, whatever state it is in."""
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.proc.wait(10)
-        if not self.proc.stdout.closed:
-            self._finish()
-
-
-def parse_model_text(text: str) -> dict[str, float]:
-    """Joint positions by name from a `gz.msgs.Model` printed in protobuf text format (a
-    position of 0 is omitted by proto3, hence the default)."""
-    positions: dict[str, float] = {}
-    depth, joint, in_axis1 = 0, None, False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.endswith('{'):
-            depth += 1
-            if depth == 1 and line.startswith('joint'):
-                joint = ''
-            elif depth == 2 and joint is not None and line.startswith('axis1'):
-                in_axis1 = True
-        elif line == '}':
-            if depth == 2:
-                in_axis1 = False
-            elif depth == 1 and joint is not None:
-                positions.setdefault(joint, 0.0)
-                joint = None
-            depth -= 1
-        elif joint is not None and depth == 1 and line.startswith('name:'):
-            joint = line.split(':', 1)[1].strip().strip('"')
-        elif joint is not None and in_axis1 and depth == 2 and line.startswith('position:'):
-            positions[joint] = float(line.split(':', 1)[1])
-    return positions
 
 
 class World:

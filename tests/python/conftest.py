@@ -8,15 +8,10 @@ lines, messages, counts), each with a deadline; none is a fixed sleep.
 """
 
 import itertools
-import json
 import os
 import pathlib
 import re
-import signal
-import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
@@ -35,94 +30,16 @@ START_S = 30  # a process start plus discovery, on 2 loaded cores
 os.environ.update({'GZ_IP': '127.0.0.1', 'IGN_IP': '127.0.0.1',
                    'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'})
 
+# The helpers every end-to-end suite shares (tests/support).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from support import Process, binary, wait_for  # noqa: E402,F401
+
 # Fast DDS accepts domain ids 0..232; a base apart from the other suites'.
 _domains = itertools.count((os.getpid() * 13) % 200 + 23)
 
 
-def binary(variable: str, name: str) -> pathlib.Path:
-    path = pathlib.Path(os.environ.get(variable, ROOT / 'target' / 'release' / name))
-    if not path.is_file():
-        pytest.fail(f'{path} is missing: build it with scripts/test-python (or set {variable})')
-    return path
-
-
-def wait_for(condition, timeout: float, what: str, step=lambda: time.sleep(0.02)):
-    """Call `step` until `condition()` holds; fail naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f'timed out after {timeout} s waiting for {what}')
-        step()
-
-
 def unique_name(prefix: str, test_name: str) -> str:
     return re.sub(r'[^A-Za-z0-9_]', '_', f'{prefix}_{os.getpid()}_{test_name}')
-
-
-class Process:
-    """A child process in its own session whose output lines (stdout and stderr together)
-    a thread collects."""
-
-    def __init__(self, args, env, cwd=ROOT):
-        self.args = [str(a) for a in args]
-        self.proc = subprocess.Popen(self.args, env=env, cwd=cwd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=True)
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip('\n'))
-
-    def output(self) -> str:
-        return '\n'.join(self.lines)
-
-    def count(self, text: str) -> int:
-        return sum(text in line for line in self.lines)
-
-    def wait_output(self, text: str, timeout: float):
-        """Wait until `text` appeared; fail if the process exits first."""
-        wait_for(lambda: self.count(text) > 0 or self.proc.poll() is not None,
-                 timeout, f'{text!r} from {self.args[:2]}')
-        if not self.count(text):
-            self._reader.join(5)
-            pytest.fail(f'{self.args} exited ({self.proc.returncode}) before printing '
-                        f'{text!r}:\n{self.output()}')
-
-    def wait_exit(self, timeout: float) -> int:
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f'{self.args[:2]} still running after {timeout} s:\n{self.output()}')
-        self._finish()
-        return code
-
-    def _finish(self):
-        self._reader.join(5)
-        if not self.proc.stdout.closed:
-            self.proc.stdout.close()
-
-    def json_line(self, key: str) -> dict:
-        """The last output line that is a JSON object holding `key`."""
-        for line in reversed(self.lines):
-            if line.startswith('{') and f'"{key}"' in line:
-                return json.loads(line)
-        pytest.fail(f'no JSON line with {key!r} from {self.args[:2]}:\n{self.output()}')
-
-    def signal(self, signum):
-        self.proc.send_signal(signum)
-
-    def kill(self):
-        """Ends the process and anything it started, whatever state it is in."""
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.proc.wait(10)
-        self._finish()
 
 
 def raise_priority(pid: int) -> bool:

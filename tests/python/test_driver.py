@@ -394,4 +394,4 @@ def test_the_package_ships_its_type_stubs():
     assert (package / 'py.typed').is_file()
     stubs = (package / '_sas_robot_driver_gazebo.pyi').read_text()
     for name in sas.__all__:
-        assert f'class {name}:' in stubs
+        assert f'class {name}:' in stubs or f'def {name}(' in stubs

@@ -172,31 +172,32 @@ BLOCK = ('joint_positions_topic_prefix: "/m/"\n    joint_states_topic: "/s"\n'
 
 
 @pytest.mark.parametrize('block, status, message', [
-    (BLOCK, 2, "parameter 'joint_names' is missing: node /ur3e_1 needs a string array"),
+    (BLOCK, 2, 'parameter "joint_names" is missing: node /ur3e_1 needs a string array'),
     ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n    robot_name: "r"', 2,
-     "parameter 'joint_states_topic' is missing"),
+     'parameter "joint_states_topic" is missing'),
     (f'joint_names: ["a"]\n    {BLOCK}\n    thread_sampling_time_sec: 1', 2,
-     "parameter 'thread_sampling_time_sec' must be a double in seconds, e.g. 0.002 "
-     "(write 1.0, not 1)"),
+     'parameter "thread_sampling_time_sec" must be a double in seconds, e.g. 0.002 '
+     '(write 1.0, not 1), but it is an integer (1).'),
     (f'joint_names: ["a"]\n    {BLOCK}\n    thread_sampling_time_sec: 0.0', 2,
-     'thread_sampling_time_sec must be a positive number of seconds, got 0.'),
-    (f'joint_names: "a"\n    {BLOCK}', 2, "parameter 'joint_names' must be a string array"),
+     'parameter "thread_sampling_time_sec" is invalid: 0 s; it must be greater than zero'),
+    (f'joint_names: "a"\n    {BLOCK}', 2, 'parameter "joint_names" must be a string array'),
     (f'joint_names: ["EMPTY_LIST"]\n    {BLOCK}', 2, 'RobotDriverGazebo: joint_names is empty.'),
     (f'joint_names: ["a", "a"]\n    {BLOCK}', 2,
      'RobotDriverGazebo: joint_names has "a" twice (at 0 and 1).'),
     (f'joint_names: ["a"]\n    {BLOCK}\n    target_limit_policy: "wrap"', 2,
-     'limit_policy must be "clamp" or "refuse", got "wrap".'),
+     'parameter "target_limit_policy" is invalid: unknown policy "wrap"'),
     (f'joint_names: ["a"]\n    {BLOCK}\n    initialize_timeout_sec: 0.5', 1,
      '::Exception caught::RobotDriverGazebo::initialize: timed out after 0.5 s waiting for '
      'joint states on [/s]; still missing: a.'),
 ])
 def test_errors_exit_non_zero_with_a_message_naming_what_is_wrong(world, block, status,
                                                                   message):
+    """The node's own messages: the script runs the node."""
     params = world.tmp / 'params.yaml'
     params.write_text(f'ur3e_1:\n  ros__parameters:\n    {block}\n')
     script = world.python(SCRIPT, '--ros-args', '-r', '__node:=ur3e_1', '--params-file', params)
     assert script.wait_exit(START_S) == status, script.output()
-    assert 'sas_robot_driver_ros_gazebo.py: error: ' in script.output()
+    assert '[ERROR] [' in script.output() and '] [ur3e_1]: ::Exception' in script.output()
     assert message in script.output()
 
 

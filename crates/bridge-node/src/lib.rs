@@ -42,27 +42,33 @@ mod control_loop;
 mod diagnostics;
 mod error;
 mod executor_thread;
+mod log_route;
 mod messages;
 mod multi;
+mod node_main;
 mod params;
 mod rate_limit;
 mod ros_log;
 mod safety;
 mod schedule;
 mod server;
+mod stop_signals;
 mod watchdog;
 
 pub use config::{RobotDriverRosConfiguration, StampSource};
 pub use control_loop::{LoopStatistics, RobotDriverRos};
 pub use error::BridgeError;
 pub use executor_thread::ExecutorThread;
+pub use log_route::{install_log_route, route_logs_to, LogRoute};
 pub use multi::{CompositeParameters, MultiRobot, MultiRobotParameters, RobotLoop};
+pub use node_main::{run_node, NodeExit};
 pub use params::{
     DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
     RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,
 };
 pub use ros_log::RosLogLayer;
 pub use schedule::DeadlineGrid;
+pub use stop_signals::{StopSignals, Teardown, STOP_SIGNALS, TEARDOWN_BOUND};
 pub use watchdog::WatchdogFault;
 
 pub use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};

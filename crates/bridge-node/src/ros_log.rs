@@ -15,6 +15,7 @@ const ROBOT_SPAN: &str = "robot";
 /// the driver's log lines look and filter like any ROS node's (`[INFO] [time] [ur3e_1]: …`,
 /// `--ros-args --log-level …`) and reach `/rosout`. Fields other than the message are
 /// appended as `name=value`.
+#[derive(Clone)]
 pub struct RosLogLayer {
     logger: Logger,
     robot_prefix: bool,

@@ -1,0 +1,242 @@
+//! The node `sas_robot_driver_ros_gazebo_node` as a function, [`run_node`]: the binary and
+//! the Python module (the legacy script's `implementation:=python` path) both run it, so
+//! the two paths are one node as ROS sees it — the same parameters, declared by the same
+//! code, the same topics, the same log lines on the same logger, the same stop.
+
+use std::sync::Arc;
+
+use rclrs::{Context, CreateBasicExecutor, Executor, InitOptions, Node};
+use sas_robot_driver_gazebo::{RobotDriverGazebo, ShutdownToken};
+
+#[cfg(doc)]
+use crate::StopSignals;
+use crate::{
+    route_logs_to, ExecutorThread, MultiRobot, MultiRobotParameters, NodeParameters,
+    RobotDriverRos, RobotLoop, RosLogLayer, Teardown,
+};
+
+/// How a node run ended, as the process's exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeExit {
+    /// Stopped by a signal (or its token), at whatever stage: 0.
+    Stopped,
+    /// A bad command line or parameter: 2.
+    Usage,
+    /// Anything else (with several robots: once all stopped, if any failed): 1.
+    Failure,
+}
+
+impl NodeExit {
+    /// The exit status.
+    pub fn code(self) -> u8 {
+        match self {
+            NodeExit::Stopped => 0,
+            NodeExit::Usage => 2,
+            NodeExit::Failure => 1,
+        }
+    }
+}
+
+/// Runs the bridge node until `shutdown` is triggered (by [`StopSignals`]: SIGINT, SIGTERM,
+/// SIGHUP): ROS initialised from `args` (`--ros-args …`), a node named `default_node_name`
+/// unless remapped, one robot from its parameters, or several when `robots` names parameter
+/// groups. `program` starts the lines printed before the node exists. The stop is bounded by
+/// `teardown` from the trigger (or the loops' end) on; the caller may keep it running past
+/// the return (a binary, to bound its exit too) or [`finish`](Teardown::finish) it.
+pub fn run_node(
+    args: Vec<String>,
+    default_node_name: &str,
+    program: &str,
+    shutdown: &ShutdownToken,
+    teardown: &Teardown,
+) -> NodeExit {
+    let _countdown = teardown.begin_on(shutdown);
+
+    teardown.stage("initialising ROS");
+    let context = match Context::new(args, InitOptions::new()) {
+        Ok(context) => context,
+        Err(err) => {
+            eprintln!("{program}: cannot initialise ROS (check --ros-args): {err}");
+            return NodeExit::Usage;
+        }
+    };
+    let executor = context.create_basic_executor();
+    teardown.stage("creating the node");
+    let node = match executor.create_node(default_node_name) {
+        Ok(node) => node,
+        Err(err) => {
+            eprintln!("{program}: cannot create the node: {err}");
+            return NodeExit::Failure;
+        }
+    };
+    teardown.stage("reading the parameters");
+    // Read first: with several robots, every log line names its robot.
+    let multi = MultiRobotParameters::declare(&node);
+    let mut log = RosLogLayer::new(node.logger().clone());
+    if matches!(multi, Ok(Some(_))) {
+        log = log.with_robot_prefix();
+    }
+    let log_route = route_logs_to(log);
+
+    tracing::info!("::Loading parameters from parameter server.");
+    let exit = match multi {
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            NodeExit::Usage
+        }
+        Ok(Some(parameters)) => run_robots(&node, executor, &parameters, shutdown, teardown),
+        Ok(None) => run_robot(&node, executor, shutdown, teardown),
+    };
+    teardown.begin();
+    // Lines go to stderr again before the node's logger goes away.
+    drop(log_route);
+    teardown.stage("destroying the node");
+    drop(node);
+    teardown.stage("shutting down the ROS context");
+    drop(context);
+    teardown.stage("returning from the node");
+    exit
+}
+
+/// One robot, from the node's own parameters (the original's node).
+fn run_robot(
+    node: &Node,
+    executor: Executor,
+    shutdown: &ShutdownToken,
+    teardown: &Teardown,
+) -> NodeExit {
+    let parameters = match NodeParameters::declare(node) {
+        Ok(parameters) => parameters,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return NodeExit::Usage;
+        }
+    };
+    tracing::info!("::Parameters OK.");
+
+    teardown.stage("creating the driver and its topics");
+    let driver = match RobotDriverGazebo::new(parameters.driver.clone(), None) {
+        Ok(driver) => driver,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return NodeExit::Failure;
+        }
+    };
+    let bridge = match RobotDriverRos::new(
+        node,
+        Arc::new(driver),
+        parameters.ros.clone(),
+        shutdown.clone(),
+    ) {
+        Ok(bridge) => bridge,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return NodeExit::Failure;
+        }
+    };
+    let spinner = match ExecutorThread::spawn(executor) {
+        Ok(spinner) => spinner,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return NodeExit::Failure;
+        }
+    };
+
+    teardown.stage("in the control loop (connect, initialize, periods, deinitialize, disconnect)");
+    let outcome = bridge.control_loop();
+    teardown.begin();
+    teardown.stage("stopping the ROS executor");
+    for err in spinner.stop() {
+        tracing::error!("::The ROS executor reported: {err}");
+    }
+    teardown.stage("destroying the robot's topics and driver");
+    drop(bridge);
+    match outcome {
+        Ok(_) => NodeExit::Stopped,
+        Err(err) => {
+            tracing::error!("::Exception caught::{err}");
+            NodeExit::Failure
+        }
+    }
+}
+
+/// Several robots (and composites), one loop thread each, until the shutdown token; one
+/// robot's failure is logged and leaves the others running.
+fn run_robots(
+    node: &Node,
+    executor: Executor,
+    parameters: &MultiRobotParameters,
+    shutdown: &ShutdownToken,
+    teardown: &Teardown,
+) -> NodeExit {
+    tracing::info!("::Parameters OK.");
+    teardown.stage("creating the drivers and their topics");
+    let robots = match MultiRobot::new(node, parameters, shutdown) {
+        Ok(robots) => robots,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return NodeExit::Failure;
+        }
+    };
+    let names: Vec<&str> = robots.loops().iter().map(|l| l.name.as_str()).collect();
+    tracing::info!(
+        "::Running {} robots in one process ({} composed): {}.",
+        parameters.robots.len(),
+        parameters.composites.len(),
+        names.join(", ")
+    );
+    let spinner = match ExecutorThread::spawn(executor) {
+        Ok(spinner) => spinner,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return NodeExit::Failure;
+        }
+    };
+    teardown.stage("in the robots' control loops");
+    let all_ok = std::thread::scope(|scope| {
+        let mut threads = Vec::new();
+        let mut started = true;
+        for robot in robots.loops() {
+            let thread = std::thread::Builder::new()
+                .name(format!("loop-{}", robot.name))
+                .spawn_scoped(scope, || run_loop(robot));
+            match thread {
+                Ok(thread) => threads.push(thread),
+                Err(err) => {
+                    tracing::error!("::Cannot start the loop thread of {}: {err}", robot.name);
+                    started = false;
+                    shutdown.trigger();
+                    break;
+                }
+            }
+        }
+        threads.into_iter().fold(started, |all_ok, thread| {
+            thread.join().unwrap_or(false) && all_ok
+        })
+    });
+    teardown.begin();
+    teardown.stage("stopping the ROS executor");
+    for err in spinner.stop() {
+        tracing::error!("::The ROS executor reported: {err}");
+    }
+    teardown.stage("destroying the robots' topics and drivers");
+    drop(robots);
+    if all_ok {
+        NodeExit::Stopped
+    } else {
+        NodeExit::Failure
+    }
+}
+
+/// Runs one robot's loop; false if it failed (logged, naming the robot).
+fn run_loop(robot: &RobotLoop) -> bool {
+    let outcome = robot.bridge.control_loop();
+    let _span = tracing::info_span!("robot", name = %robot.name).entered();
+    match outcome {
+        Ok(_) => true,
+        Err(err) => {
+            tracing::error!("::Exception caught::{err}");
+            false
+        }
+    }
+}

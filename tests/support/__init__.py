@@ -1,0 +1,143 @@
+"""What the end-to-end suites (tests/node, tests/multi, tests/python, tests/signals) share:
+child processes in their own sessions whose output a thread collects, bounded condition
+waits, the binaries under test, and a parser of the Ignition CLI's `gz.msgs.Model` text.
+
+Each suite's conftest puts `tests/` on `sys.path` and imports from here.
+"""
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def binary(variable: str, name: str) -> pathlib.Path:
+    """The binary `name` of target/release, or the path in environment variable `variable`
+    (the suites' scripts/test-<suite> build them and set it)."""
+    path = pathlib.Path(os.environ.get(variable, ROOT / 'target' / 'release' / name))
+    if not path.is_file():
+        pytest.fail(f'{path} is missing: build it with the suite\'s scripts/test-<suite> '
+                    f'(or set {variable})')
+    return path
+
+
+def wait_for(condition, timeout: float, what: str, step=lambda: time.sleep(0.02)):
+    """Call `step` until `condition()` holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f'timed out after {timeout} s waiting for {what}')
+        step()
+
+
+class Process:
+    """A child process in its own session (so its process group is its own) whose output
+    lines (stdout and stderr together) a thread collects."""
+
+    def __init__(self, args, env, cwd=ROOT, new_session: bool = True):
+        self.args = [str(a) for a in args]
+        self.proc = subprocess.Popen(self.args, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=new_session)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip('\n'))
+
+    def output(self) -> str:
+        return '\n'.join(self.lines)
+
+    def count(self, text: str) -> int:
+        return sum(text in line for line in list(self.lines))
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait_output(self, text: str, timeout: float, count: int = 1):
+        """Wait until `text` appeared in `count` lines; fail if the process exits first."""
+        wait_for(lambda: self.count(text) >= count or self.proc.poll() is not None,
+                 timeout, f'{text!r} from {self.args[:2]}')
+        if self.count(text) < count:
+            self._reader.join(5)
+            pytest.fail(f'{self.args} exited ({self.proc.returncode}) before printing '
+                        f'{text!r}:\n{self.output()}')
+
+    def wait_exit(self, timeout: float) -> int:
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f'{self.args[:2]} still running after {timeout} s:\n{self.output()}')
+        self._finish()
+        return code
+
+    def _finish(self):
+        self._reader.join(5)
+        if not self.proc.stdout.closed:
+            self.proc.stdout.close()
+
+    def json_line(self, key: str) -> dict:
+        """The last output line that is a JSON object holding `key`."""
+        for line in reversed(self.lines):
+            if line.startswith('{') and f'"{key}"' in line:
+                return json.loads(line)
+        pytest.fail(f'no JSON line with {key!r} from {self.args[:2]}:\n{self.output()}')
+
+    def signal(self, signum):
+        self.proc.send_signal(signum)
+
+    def group_alive(self) -> bool:
+        """True while any process of this child's process group (its session) exists."""
+        try:
+            os.killpg(self.proc.pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+
+    def kill(self):
+        """Ends the process and anything it started, whatever state it is in."""
+        if self.proc.poll() is None or self.group_alive():
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait(10)
+        self._finish()
+
+
+def parse_model_text(text: str) -> dict[str, float]:
+    """Joint positions by name from a `gz.msgs.Model` printed in protobuf text format (a
+    position of 0 is omitted by proto3, hence the default)."""
+    positions: dict[str, float] = {}
+    depth, joint, in_axis1 = 0, None, False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.endswith('{'):
+            depth += 1
+            if depth == 1 and line.startswith('joint'):
+                joint = ''
+            elif depth == 2 and joint is not None and line.startswith('axis1'):
+                in_axis1 = True
+        elif line == '}':
+            if depth == 2:
+                in_axis1 = False
+            elif depth == 1 and joint is not None:
+                positions.setdefault(joint, 0.0)
+                joint = None
+            depth -= 1
+        elif joint is not None and depth == 1 and line.startswith('name:'):
+            joint = line.split(':', 1)[1].strip().strip('"')
+        elif joint is not None and in_axis1 and depth == 2 and line.startswith('position:'):
+            positions[joint] = float(line.split(':', 1)[1])
+    return positions
