@@ -570,6 +570,13 @@ impl Core {
         if !p.topic.starts_with(&self.prefix) {
             return None; // another partition
         }
+        if let Err(why) = check_address(&p.address) {
+            bump(&self.counters.discovery_dropped);
+            let sender = format!("process {}", msg.process_uuid);
+            let why = format!("publisher address {:?} {why}", p.address);
+            self.offenders.dropped(&sender, "an advertisement", &why);
+            return None;
+        }
         match Scope::try_from(p.scope) {
             Ok(Scope::All) => Some(p),
             Ok(Scope::Host) => address_host(&p.address)
@@ -769,6 +776,26 @@ impl Core {
             subscribers_connected: get(&c.subscribers_connected),
         }
     }
+}
+
+/// Whether `address` is one we may connect to: `tcp://host:port`, as gz-transport advertises,
+/// with nothing ZeroMQ or a C string chokes on (a NUL byte makes the zmq binding panic, which
+/// a hostile ADVERTISE would otherwise use to kill the receive thread).
+fn check_address(address: &str) -> Result<(), &'static str> {
+    let rest = address
+        .strip_prefix("tcp://")
+        .ok_or("is not tcp://host:port")?;
+    let (host, port) = rest.rsplit_once(':').ok_or("has no port")?;
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err("has no valid host and port");
+    }
+    if address
+        .chars()
+        .any(|c| c == '\0' || c.is_whitespace() || c.is_control())
+    {
+        return Err("holds a NUL, control or white-space character");
+    }
+    Ok(())
 }
 
 /// The host of a `tcp://host:port` address.

@@ -343,3 +343,48 @@ fn malformed_frames_wrong_types_and_bad_payloads_are_counted_and_named_once() {
         1
     );
 }
+
+/// Found by the fuzzer: an ADVERTISE whose address held a NUL byte made the zmq binding
+/// panic on the receive thread, which died; every later command then blocked the node.
+#[test]
+fn an_advertised_address_with_a_nul_byte_is_refused_and_the_node_keeps_receiving() {
+    warnings();
+    let port = own_port(3);
+    let partition = "hostile-address";
+    let node = node_on_own_port(partition, port);
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let sink = received.clone();
+    let _sub = node
+        .subscribe("/x", move |m: Double, _: &MessageInfo| {
+            sink.lock().push(m.data)
+        })
+        .unwrap();
+    let discovery = sender(port);
+    let before = node.stats().discovery_dropped;
+    for address in [
+        "tcp://127.0.0.1:1\0",
+        "tcp://127.0.0.1:99999",
+        "ipc:///tmp/x",
+        "tcp:// :1",
+    ] {
+        discovery
+            .send(&advertisement(partition, "/x", address, "gz.msgs.Double"))
+            .unwrap();
+    }
+    assert!(eventually(|| node.stats().discovery_dropped >= before + 4));
+    assert!(node.topic_info("/x").unwrap().is_empty(), "none was taken");
+    assert_eq!(lines_with("process hostile-process"), 1, "named once");
+
+    let peer = node_on_own_port(partition, port);
+    let publisher = peer.advertise::<Double>("/x").unwrap();
+    assert!(publisher.wait_for_subscribers(PATIENCE));
+    assert!(eventually(|| {
+        publisher
+            .publish(&Double {
+                header: None,
+                data: 2.5,
+            })
+            .unwrap();
+        !received.lock().is_empty()
+    }));
+}

@@ -121,6 +121,12 @@ fn apply_command(sub: &zmq::Socket, cmd: &[u8], lingering: &mut Vec<(String, Ins
     let Some((&op, arg)) = cmd.split_first() else {
         return true;
     };
+    // The zmq binding panics on an endpoint with a NUL byte; discovery never lets one through,
+    // and the receive thread must not die if it did.
+    if matches!(op, Command::CONNECT | Command::DISCONNECT) && arg.contains(&0) {
+        tracing::debug!(op = %(op as char), "SUB socket command with a NUL byte ignored");
+        return true;
+    }
     let arg_str = String::from_utf8_lossy(arg);
     let result = match op {
         Command::CONNECT => {
