@@ -542,7 +542,10 @@ impl RobotDriverGazebo {
         let connections = self.node.stats().subscribers_connected;
         if connections != target.connections_seen {
             target.connections_seen = connections;
-            target.resend_until = Some(now + RESEND_AFTER_CONNECTION);
+            // Before the first publication there is nothing a new subscriber missed.
+            if target.forwarded.is_some() {
+                target.resend_until = Some(now + RESEND_AFTER_CONNECTION);
+            }
         }
         let resending = target.resend_until.is_some_and(|until| now < until);
         if let (ForwardMode::OnChangeWithKeepalive(keepalive), Some((generation, at)), false) =
