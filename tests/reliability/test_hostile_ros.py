@@ -21,7 +21,10 @@ RATE_HZ = 10_000
 PUBLISHERS = 3
 BURST_S = 5.0
 PAUSE_S = 1.0
-ROUNDS = 4
+# The allocator's arenas grow over the first bursts (up to ~+20 MiB, depending on how fast the
+# bursts come) and then stay: memory is judged over the last bursts only.
+ROUNDS = 6
+SETTLED_AFTER = 4
 FINAL = [0.12, -0.21, 0.33, -0.14, 0.22, -0.31]
 
 
@@ -88,7 +91,8 @@ def test_bursts_of_bad_targets_from_three_publishers(world):
     # The gaps are seen by this process, which shares the cores with the bursts: a bound
     # against a stall, not a timing figure (overruns are the bridge's own count, below).
     assert gap < 2.0, f'the loop stalled for {gap:.3f} s during the bursts'
-    assert rss[-1] - rss[1] < 2048, f'RSS grew {(rss[-1] - rss[1]) / 1024:.1f} MiB after burst 2'
+    growth = rss[-1] - rss[SETTLED_AFTER - 1]
+    assert growth < 1024, f'RSS grew {growth / 1024:.1f} MiB after burst {SETTLED_AFTER}'
     bridge.signal(signal.SIGINT)
     assert bridge.wait_exit(15) == 0
     stopped = re.search(r'Control loop stopped after (\d+) periods \((\d+) overruns',

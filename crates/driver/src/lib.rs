@@ -38,7 +38,8 @@
 //! over (logged with the silence). Other publishers' messages meanwhile are dropped, counted
 //! ([`RobotDriverGazebo::foreign_joint_states`]) and each such publisher is named once in a
 //! warning. A new simulator also gets the latest target: after any new subscriber connects to
-//! a command topic, `forward_targets` re-sends it every call for one second.
+//! a command topic, `forward_targets` re-sends the target it published last every call for one
+//! second.
 //!
 //! Everything here is `Send + Sync`: one [`RobotDriverGazebo`] can sit in an `Arc` shared by a
 //! control loop, a ROS executor and Python threads.
