@@ -1,4 +1,4 @@
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -7,6 +7,7 @@ use gz_transport::{MessageInfo, Node, NodeOptions, Publisher, Subscription};
 use parking_lot::{Mutex, RwLock};
 
 use crate::cache::Interest;
+use crate::source::SourceGate;
 use crate::target::{apply_limits, check_limits, check_shape, RateLimitedWarning};
 use crate::{
     DriverError, ForwardMode, JointSnapshot, JointStateCache, ModelReceiver,
@@ -17,6 +18,10 @@ use crate::{
 const INITIALIZE_PROGRESS_INTERVAL: Duration = Duration::from_secs(2);
 /// At most one clamp warning per this interval.
 const CLAMP_WARNING_INTERVAL: Duration = Duration::from_secs(1);
+/// After a new subscriber (a restarted simulator) connects to a command topic, the target is
+/// sent every call for this long, whatever the forward mode: ZeroMQ completes the
+/// subscriber's connection in the background, so one send could come before it.
+const RESEND_AFTER_CONNECTION: Duration = Duration::from_secs(1);
 
 /// Where the driver is in its lifecycle (the original's connect → initialize → deinitialize →
 /// disconnect).
@@ -58,6 +63,10 @@ struct Target {
     generation: u64,
     /// Generation and instant of the last publication.
     forwarded: Option<(u64, Instant)>,
+    /// The node's count of subscriber connections when last looked at, and until when the
+    /// target is re-sent because it changed.
+    connections_seen: u64,
+    resend_until: Option<Instant>,
 }
 
 /// A robot simulated in Gazebo, seen through gz-transport: joint states in from a
@@ -78,6 +87,8 @@ pub struct RobotDriverGazebo {
     limits: RwLock<(Vec<f64>, Vec<f64>)>,
     target: Mutex<Target>,
     clamp_warning: RateLimitedWarning,
+    /// Joint-state messages dropped because another publisher held the stream.
+    foreign_joint_states: Arc<AtomicU64>,
 }
 
 impl RobotDriverGazebo {
@@ -135,8 +146,11 @@ impl RobotDriverGazebo {
                 present: false,
                 generation: 0,
                 forwarded: None,
+                connections_seen: 0,
+                resend_until: None,
             }),
             clamp_warning: RateLimitedWarning::new(CLAMP_WARNING_INTERVAL),
+            foreign_joint_states: Arc::new(AtomicU64::new(0)),
             config,
         })
     }
@@ -189,12 +203,19 @@ impl RobotDriverGazebo {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut receiver = ModelReceiver::new(self.cache.clone(), &self.config.joint_names);
+        let mut source = SourceGate::new(
+            &self.config.joint_states_topic,
+            self.foreign_joint_states.clone(),
+        );
         let joint_states = self
             .node
             .subscribe(
                 &self.config.joint_states_topic,
-                move |model: Model, _: &MessageInfo| {
-                    receiver.receive(&model, Instant::now());
+                move |model: Model, info: &MessageInfo| {
+                    let now = Instant::now();
+                    if source.admit(&info.publisher_address, now) {
+                        receiver.receive(&model, now);
+                    }
                 },
             )
             .map_err(|source| DriverError::Subscribe {
@@ -342,6 +363,12 @@ impl RobotDriverGazebo {
         self.set_state(DriverState::Disconnected);
         self.target.lock().present = false;
         self.cache.wake_waiters();
+    }
+
+    /// Joint-state messages dropped because another publisher of the joint-state topic held
+    /// the stream (see the crate documentation, "One source of joint states").
+    pub fn foreign_joint_states(&self) -> u64 {
+        self.foreign_joint_states.load(Ordering::Relaxed)
     }
 
     /// Names of the joints not yet seen with non-NaN limits, in configuration order.
@@ -493,7 +520,9 @@ impl RobotDriverGazebo {
 
     /// Publishes the stored target, one `Double` per joint, according to the configured
     /// [`ForwardMode`]. The control loop calls this every period. Returns whether it
-    /// published (false: no target yet, or unchanged within the keepalive).
+    /// published (false: no target yet, or unchanged within the keepalive). For a second
+    /// after a new subscriber connected to a command topic (a restarted simulator) it
+    /// publishes on every call in either mode, so the new simulator gets the latest target.
     ///
     /// # Errors
     /// Not connected; a publication failed (the other joints are still sent; the first
@@ -510,8 +539,17 @@ impl RobotDriverGazebo {
             return Ok(false);
         }
         let now = Instant::now();
-        if let (ForwardMode::OnChangeWithKeepalive(keepalive), Some((generation, at))) =
-            (self.config.forward_mode, target.forwarded)
+        let connections = self.node.stats().subscribers_connected;
+        if connections != target.connections_seen {
+            target.connections_seen = connections;
+            // Before the first publication there is nothing a new subscriber missed.
+            if target.forwarded.is_some() {
+                target.resend_until = Some(now + RESEND_AFTER_CONNECTION);
+            }
+        }
+        let resending = target.resend_until.is_some_and(|until| now < until);
+        if let (ForwardMode::OnChangeWithKeepalive(keepalive), Some((generation, at)), false) =
+            (self.config.forward_mode, target.forwarded, resending)
         {
             if generation == target.generation && now.saturating_duration_since(at) < keepalive {
                 return Ok(false);

@@ -31,6 +31,16 @@
 //! arm sizes the sequence lock reads several times faster than both, alone and against a
 //! 10 kHz writer, its writer never waits for a reader, and neither side allocates.
 //!
+//! One source of joint states: the driver takes them from one publisher at a time, so two
+//! simulators on one topic (a restarted one while the killed one is not yet forgotten, a
+//! second one started by mistake) never interleave. The current publisher keeps the stream
+//! while it sends; once it has been silent for 250 ms the next publisher that sends takes
+//! over (logged with the silence). Other publishers' messages meanwhile are dropped, counted
+//! ([`RobotDriverGazebo::foreign_joint_states`]) and each such publisher is named once in a
+//! warning. A new simulator also gets the latest target: after any new subscriber connects to
+//! a command topic, `forward_targets` re-sends the target it published last every call for one
+//! second.
+//!
 //! Everything here is `Send + Sync`: one [`RobotDriverGazebo`] can sit in an `Arc` shared by a
 //! control loop, a ROS executor and Python threads.
 
@@ -44,6 +54,7 @@ mod error;
 mod receive;
 mod robot_driver;
 mod shutdown;
+mod source;
 mod target;
 
 pub use cache::{JointSample, JointSnapshot, JointStateCache};

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -21,6 +21,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::config::Config;
 use crate::net::{self, DiscoverySockets};
 use crate::node::{MessageInfo, PublisherInfo, SubscriberInfo, TransportStats};
+use crate::offenders::Offenders;
 use crate::wire::{
     self, DataMessage, DiscContents, Discovery, DiscoveryType, MessagePublisher, PubType,
     Publisher, Scope, Subscriber, GENERIC_MSG_TYPE,
@@ -107,6 +108,7 @@ pub(crate) struct Counters {
     pub callback_panics: AtomicU64,
     pub messages_published: AtomicU64,
     pub peers_expired: AtomicU64,
+    pub subscribers_connected: AtomicU64,
 }
 
 pub(crate) fn bump(counter: &AtomicU64) {
@@ -154,6 +156,8 @@ pub(crate) struct Core {
     pub address: String,
     pub disc: DiscoverySockets,
     pub counters: Counters,
+    /// Senders of dropped input, each named once in the log.
+    pub offenders: Offenders,
     publisher: Mutex<zmq::Socket>,
     control: Mutex<zmq::Socket>,
     state: Mutex<State>,
@@ -185,6 +189,7 @@ impl Core {
             address,
             disc,
             counters: Counters::default(),
+            offenders: Offenders::default(),
             publisher: Mutex::new(publisher),
             control: Mutex::new(control),
             state: Mutex::new(State {
@@ -592,13 +597,14 @@ impl Core {
 
     // ---- discovery -------------------------------------------------------------------------
 
-    /// Handle one datagram received by the discovery thread.
-    pub fn handle_datagram(&self, datagram: &[u8], now: Instant) {
+    /// Handle one datagram received by the discovery thread from `from`.
+    pub fn handle_datagram(&self, datagram: &[u8], from: SocketAddr, now: Instant) {
         let msg = match wire::decode_discovery(datagram) {
             Ok(m) => m,
             Err(e) => {
                 bump(&self.counters.discovery_dropped);
-                tracing::debug!(error = %e, "discovery datagram dropped");
+                let sender = format!("udp {from}");
+                self.offenders.dropped(&sender, "a discovery datagram", &e);
                 return;
             }
         };
@@ -657,7 +663,9 @@ impl Core {
                             "NEW_CONNECTION with another type ignored");
                         return;
                     }
-                    lp.remote_subs.insert(key);
+                    if lp.remote_subs.insert(key) {
+                        bump(&self.counters.subscribers_connected);
+                    }
                     st.peers.insert(msg.process_uuid.clone(), now);
                 } else {
                     lp.remote_subs.remove(&key);
@@ -697,6 +705,13 @@ impl Core {
         if !p.topic.starts_with(&self.prefix) {
             return None; // another partition
         }
+        if let Err(why) = check_address(&p.address) {
+            bump(&self.counters.discovery_dropped);
+            let sender = format!("process {}", msg.process_uuid);
+            let why = format!("publisher address {:?} {why}", p.address);
+            self.offenders.dropped(&sender, "an advertisement", &why);
+            return None;
+        }
         match Scope::try_from(p.scope) {
             Ok(Scope::All) => Some(p),
             Ok(Scope::Host) => address_host(&p.address)
@@ -733,6 +748,17 @@ impl Core {
             }),
         }
         tracing::debug!(topic = %p.topic, address = %p.address, "publisher discovered");
+        let wrong_type = st
+            .subs
+            .get(&p.topic)
+            .is_some_and(|subs| !subs.iter().any(|e| e.accepts(&mp.msg_type)));
+        if wrong_type {
+            let why = format!(
+                "it advertises {} as {}, which no subscription of ours takes; not connected",
+                p.topic, mp.msg_type
+            );
+            self.offenders.dropped(&p.address, "an advertisement", &why);
+        }
         self.reconcile(st);
         self.changed.notify_all();
     }
@@ -886,8 +912,29 @@ impl Core {
             callback_panics: get(&c.callback_panics),
             messages_published: get(&c.messages_published),
             peers_expired: get(&c.peers_expired),
+            subscribers_connected: get(&c.subscribers_connected),
         }
     }
+}
+
+/// Whether `address` is one we may connect to: `tcp://host:port`, as gz-transport advertises,
+/// with nothing ZeroMQ or a C string chokes on (a NUL byte makes the zmq binding panic, which
+/// a hostile ADVERTISE would otherwise use to kill the receive thread).
+fn check_address(address: &str) -> Result<(), &'static str> {
+    let rest = address
+        .strip_prefix("tcp://")
+        .ok_or("is not tcp://host:port")?;
+    let (host, port) = rest.rsplit_once(':').ok_or("has no port")?;
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err("has no valid host and port");
+    }
+    if address
+        .chars()
+        .any(|c| c == '\0' || c.is_whitespace() || c.is_control())
+    {
+        return Err("holds a NUL, control or white-space character");
+    }
+    Ok(())
 }
 
 /// The host of a `tcp://host:port` address.

@@ -62,10 +62,15 @@ pub mod msgs;
 mod names;
 mod net;
 mod node;
+mod offenders;
 pub mod text;
 mod threads;
 mod wire;
 
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod hostile_tests;
 #[cfg(test)]
 mod peer_tests;
 

@@ -113,6 +113,9 @@ pub struct TransportStats {
     pub messages_published: u64,
     /// Peers forgotten after [`SILENCE_INTERVAL`](Node::SILENCE_INTERVAL) without a datagram.
     pub peers_expired: u64,
+    /// Remote subscribers that connected to one of this node's topics (NEW_CONNECTION from a
+    /// subscriber not yet known): a restarted simulator shows up here.
+    pub subscribers_connected: u64,
 }
 
 impl Node {
@@ -127,7 +130,12 @@ impl Node {
     /// Invalid partition or namespace, an invalid `GZ_*`/`IGN_*` variable, or sockets that
     /// cannot be opened (e.g. `GZ_IP` is not an address of this host).
     pub fn with_options(options: NodeOptions) -> Result<Node, Error> {
-        let cfg = Config::resolve(&options)?;
+        Node::with_config(Config::resolve(&options)?)
+    }
+
+    /// A node from a resolved configuration (tests use it to give a node a discovery port of
+    /// its own without touching the process environment).
+    pub(crate) fn with_config(cfg: Config) -> Result<Node, Error> {
         let ctx = zmq::Context::new();
 
         let publisher = ctx.socket(zmq::PUB)?;
@@ -215,7 +223,7 @@ impl Node {
     /// How long a silent peer is remembered (gz-transport's silence interval).
     pub const SILENCE_INTERVAL: Duration = crate::core::SILENCE_INTERVAL;
 
-    fn core(&self) -> &Core {
+    pub(crate) fn core(&self) -> &Core {
         &self.handle.core
     }
 

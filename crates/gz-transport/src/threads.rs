@@ -51,7 +51,7 @@ pub(crate) fn discovery_loop(core: Arc<Core>, mut wake: UnixStream) {
         if items[0].is_readable() {
             loop {
                 match core.disc.recv.recv_from(&mut buf) {
-                    Ok((n, _from)) => core.handle_datagram(&buf[..n], Instant::now()),
+                    Ok((n, from)) => core.handle_datagram(&buf[..n], from, Instant::now()),
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                     Err(e) => {
@@ -121,6 +121,12 @@ fn apply_command(sub: &zmq::Socket, cmd: &[u8], lingering: &mut Vec<(String, Ins
     let Some((&op, arg)) = cmd.split_first() else {
         return true;
     };
+    // The zmq binding panics on an endpoint with a NUL byte; discovery never lets one through,
+    // and the receive thread must not die if it did.
+    if matches!(op, Command::CONNECT | Command::DISCONNECT) && arg.contains(&0) {
+        tracing::debug!(op = %(op as char), "SUB socket command with a NUL byte ignored");
+        return true;
+    }
     let arg_str = String::from_utf8_lossy(arg);
     let result = match op {
         Command::CONNECT => {
@@ -152,7 +158,13 @@ fn deliver(core: &Core, frames: &[Vec<u8>]) {
         Ok(m) => m,
         Err(e) => {
             bump(&core.counters.messages_dropped);
-            tracing::debug!(error = %e, "data message dropped");
+            // The second frame names the publisher, when it is there and readable.
+            let sender = frames
+                .get(1)
+                .and_then(|address| std::str::from_utf8(address).ok())
+                .filter(|address| !address.is_empty())
+                .unwrap_or("an unnamed publisher");
+            core.offenders.dropped(sender, "a data message", &e);
             return;
         }
     };
@@ -165,7 +177,12 @@ fn deliver(core: &Core, frames: &[Vec<u8>]) {
     for entry in entries.iter() {
         if !entry.accepts(msg.type_name) {
             bump(&core.counters.type_mismatches);
-            tracing::debug!(topic = %info.topic, type_name = %msg.type_name, "type mismatch, dropped");
+            let why = format!(
+                "type {} on {}, subscribed as another type",
+                msg.type_name, info.topic
+            );
+            core.offenders
+                .dropped(msg.address, "a message of the wrong type", &why);
             continue;
         }
         let mut callback = entry.callback.lock();
@@ -173,7 +190,11 @@ fn deliver(core: &Core, frames: &[Vec<u8>]) {
             Ok(true) => {}
             Ok(false) => {
                 bump(&core.counters.decode_errors);
-                tracing::debug!(topic = %info.topic, type_name = %msg.type_name, "payload does not decode");
+                let why = format!(
+                    "the payload on {} does not decode as {}",
+                    info.topic, msg.type_name
+                );
+                core.offenders.dropped(msg.address, "a message", &why);
             }
             Err(_) => {
                 bump(&core.counters.callback_panics);

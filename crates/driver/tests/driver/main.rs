@@ -9,5 +9,7 @@ mod composite;
 mod concurrency;
 // Against the real Ignition Fortress CLI (`ign-transport-topic`).
 mod ign_cli;
+// A second simulator on the same topics, then the first one stopped.
+mod restart;
 // Against gz-joint-sim running the UR3e world in this process.
 mod sim;

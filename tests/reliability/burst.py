@@ -1,0 +1,73 @@
+"""One hostile client of the bridge: ROUNDS times, publishes on TOPIC at RATE for SECONDS a
+cycle of valid targets and bad ones (wrong lengths, empty, NaN, ±inf, huge values), then
+FINAL (a valid target), waits until it is acknowledged, prints `burst K: sent N in S s` and
+pauses PAUSE seconds. One process for every round, so the bridge sees no new participants.
+
+usage: burst.py TOPIC RATE_HZ SECONDS FINAL_CSV ROUNDS PAUSE   (ROS_DOMAIN_ID etc. from the
+environment)
+"""
+
+import math
+import sys
+import time
+
+import rclpy
+import rclpy.duration
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Float64MultiArray
+
+
+def cycle(final):
+    n = len(final)
+    yield from ([0.01 * k] * n for k in range(5))     # valid, within every limit
+    yield []                                           # empty
+    yield [0.1] * (n - 1)                              # one short
+    yield [0.1] * (n + 1)                              # one long
+    yield [0.1] * 1000                                 # far too long
+    yield [math.nan] * n
+    yield [0.1] * (n - 1) + [math.inf]
+    yield [-math.inf] + [0.1] * (n - 1)
+    yield [1e308] * n                                  # huge: clamped into the limits
+    yield [-1e300] + [0.1] * (n - 1)
+
+
+def main() -> int:
+    topic, rate, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+    final = [float(v) for v in sys.argv[4].split(',')]
+    rclpy.init()
+    node = rclpy.create_node('burst')
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.VOLATILE)
+    publisher = node.create_publisher(Float64MultiArray, topic, qos)
+    deadline = time.monotonic() + 30
+    while publisher.get_subscription_count() == 0:
+        if time.monotonic() > deadline:
+            print('no subscriber', flush=True)
+            return 1
+        time.sleep(0.01)
+    messages = [Float64MultiArray(data=values) for values in cycle(final)]
+    period = 1.0 / rate
+    for round_ in range(1, int(sys.argv[5]) + 1):
+        start = time.monotonic()
+        next_at, sent = start, 0
+        while next_at - start < seconds:
+            publisher.publish(messages[sent % len(messages)])
+            sent += 1
+            next_at += period
+            pause = next_at - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+        elapsed = time.monotonic() - start
+        publisher.publish(Float64MultiArray(data=final))
+        # A reliable sample lost in the flood is repaired after the writer's next heartbeat.
+        if not publisher.wait_for_all_acked(rclpy.duration.Duration(seconds=30)):
+            print('the final target was not acknowledged within 30 s', flush=True)
+        print(f'burst {round_}: sent {sent} in {elapsed:.2f} s', flush=True)
+        time.sleep(float(sys.argv[6]))
+    node.destroy_node()
+    rclpy.shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
