@@ -54,6 +54,13 @@ PARAMETERS = [
     ('target_keepalive_sec', Parameter.Type.DOUBLE, 0.0, 'a double in seconds, e.g. 0.0 or 0.1'),
     ('initialize_timeout_sec', Parameter.Type.DOUBLE, 0.0,
      'a double in seconds, e.g. 0.0 or 30.0'),
+    ('joint_states_publishing', Parameter.Type.STRING, 'on_arrival',
+     'a string, "on_arrival" or "grid"'),
+    ('target_forwarding', Parameter.Type.STRING, 'periodic', 'a string, "periodic" or "on_arrival"'),
+    ('state_timeout_sec', Parameter.Type.DOUBLE, 0.0, 'a double in seconds, e.g. 0.0 or 0.05'),
+    ('stale_joint_states', Parameter.Type.STRING, 'withhold', 'a string, "withhold" or "republish"'),
+    ('realtime_priority', Parameter.Type.INTEGER, 0,
+     'an integer, 0 (off) or a SCHED_FIFO priority 1..99'),
 ]
 
 
@@ -101,7 +108,12 @@ def build(parameters: dict, signaler: sas.ShutdownSignaler, args: list[str]) -> 
     driver = sas.RobotDriverGazebo(signaler, configuration)
     ros_configuration = sas.RobotDriverROSConfiguration(
         parameters['robot_name'], parameters['thread_sampling_time_sec'],
-        joint_states_stamp=parameters['joint_states_stamp'])
+        joint_states_stamp=parameters['joint_states_stamp'],
+        joint_states_publishing=parameters['joint_states_publishing'],
+        target_forwarding=parameters['target_forwarding'],
+        state_timeout_sec=seconds_or_none(parameters['state_timeout_sec']),
+        stale_joint_states=parameters['stale_joint_states'],
+        realtime_priority=parameters['realtime_priority'] or None)
     return sas.RobotDriverROS(driver, ros_configuration, signaler, node_name=NODE_NAME,
                               args=args)
 

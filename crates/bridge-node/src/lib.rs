@@ -36,20 +36,27 @@
 
 #![warn(missing_docs)]
 
+mod alarm;
 mod config;
 mod control_loop;
+mod counters;
 mod error;
 mod executor_thread;
 mod messages;
 mod multi;
 mod params;
 mod rate_limit;
+mod realtime;
 mod ros_log;
 mod schedule;
 mod server;
 
-pub use config::{RobotDriverRosConfiguration, StampSource};
+pub use config::{
+    JointStatesPublishing, RobotDriverRosConfiguration, StaleJointStates, StampSource,
+    TargetForwarding,
+};
 pub use control_loop::{LoopStatistics, RobotDriverRos};
+pub use counters::RobotCountersSnapshot;
 pub use error::BridgeError;
 pub use executor_thread::ExecutorThread;
 pub use multi::{CompositeParameters, MultiRobot, MultiRobotParameters, RobotLoop};

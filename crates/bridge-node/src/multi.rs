@@ -16,10 +16,9 @@ use sas_robot_driver_gazebo::{
     RobotDriverGazebo, ShutdownToken,
 };
 
-use crate::params::seconds;
 use crate::{
     BridgeError, DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
-    RobotDefaults, RobotDriverRos, RobotDriverRosConfiguration, StampSource,
+    RobotDefaults, RobotDriverRos, RobotDriverRosConfiguration,
 };
 
 /// A composite's parameters (group `<name>`).
@@ -201,14 +200,13 @@ impl CompositeParameters {
                 "it is empty; it is the prefix of every topic".into(),
             ));
         }
-        let ros = RobotDriverRosConfiguration {
-            robot_name: robot_name.to_string(),
-            thread_sampling_time: seconds(reader.name("thread_sampling_time_sec"), period, false)?
-                .expect("a period is never zero"),
-            stamp_source: stamp
-                .parse::<StampSource>()
-                .map_err(|problem| reader.invalid("joint_states_stamp", problem))?,
-        };
+        // The composite's own period and stamp; the node's values for the other options.
+        let ros = RobotDefaults {
+            thread_sampling_time_sec: period,
+            joint_states_stamp: stamp,
+            ..defaults.clone()
+        }
+        .ros_configuration(&reader, robot_name.to_string())?;
         Ok((
             CompositeParameters {
                 name: group.to_string(),
