@@ -108,6 +108,8 @@ SCENARIOS = [
     Scenario('robots_1', '1 robot in one process, 2 ms', 0.002, 'multi_robot', robots=1),
     Scenario('robots_4', '4 robots in one process, 2 ms', 0.002, 'multi_robot', robots=4),
     Scenario('robots_16', '16 robots in one process, 2 ms', 0.002, 'multi_robot', robots=16),
+    Scenario('robots_16_grid', '16 robots in one process, 2 ms, state on the grid', 0.002,
+             'multi_robot', robots=16, parameters={'joint_states_publishing': 'grid'}),
     Scenario('composed', 'composed R820 + UR3e (13 joints): 2 nodes + composer node, 2 ms',
              0.002, 'composed'),
     Scenario('composed_in_process', 'composed R820 + UR3e (13 joints) in one process, 2 ms',

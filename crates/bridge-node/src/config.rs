@@ -113,6 +113,12 @@ pub struct RobotDriverRosConfiguration {
     /// SCHED_FIFO priority of the loop and receive threads (`realtime_priority`, 1–99);
     /// `None`: normal scheduling.
     pub realtime_priority: Option<u8>,
+    /// On-arrival publishing: whether the receive thread publishes itself and does a due
+    /// period's work (target, limits, checks) on the way (no loop wake-up), or only notes
+    /// the arrival and wakes the robot's loop thread to publish (one wake-up, one hop).
+    /// Robots sharing one receive thread (several in one process) hand over, so their work
+    /// spreads over the cores instead of queueing on one thread.
+    pub work_on_receive_thread: bool,
 }
 
 impl RobotDriverRosConfiguration {
@@ -129,6 +135,7 @@ impl RobotDriverRosConfiguration {
             state_timeout: None,
             stale_joint_states: StaleJointStates::Withhold,
             realtime_priority: None,
+            work_on_receive_thread: true,
         }
     }
 

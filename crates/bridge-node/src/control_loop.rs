@@ -180,6 +180,8 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
             clock: self.clock.clone(),
             counters: self.counters.clone(),
             receive_thread_prioritised: AtomicBool::new(false),
+            executor_thread_prioritised: AtomicBool::new(false),
+            arrival_waiting: AtomicBool::new(false),
             target_logs: Mutex::new(TargetLogs {
                 target: RateLimit::new(FAILURE_LOG_INTERVAL),
                 forward: RateLimit::new(FAILURE_LOG_INTERVAL),
@@ -280,6 +282,8 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
             }
             let woke = Instant::now();
             let mut work = core.work.lock();
+            core.driver.read_snapshot(&mut work.snapshot);
+            core.note_arrival(&mut work);
             work.statistics.overruns += skipped;
             let lateness = woke.saturating_duration_since(deadline);
             work.statistics.max_lateness = work.statistics.max_lateness.max(lateness);
@@ -303,14 +307,17 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
         };
         let period = self.config.thread_sampling_time;
         // The state that completed initialization goes out now, not with the next message.
-        core.arrived(Some(alarm));
+        core.arrived(&mut core.work.lock(), alarm);
         while !self.shutdown.is_triggered() {
             alarm.wait();
             if self.shutdown.is_triggered() {
                 break;
             }
-            let now = Instant::now();
             let mut work = core.work.lock();
+            if core.arrival_waiting.swap(false, Ordering::SeqCst) {
+                core.arrived(&mut work, alarm);
+            }
+            let now = Instant::now();
             if work.pending && now >= work.state_cap.earliest() {
                 core.publish_state(&mut work, now);
             }
@@ -331,6 +338,11 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
                 work.period_due = due + period;
             }
             alarm.set(core.next_alarm(&work));
+            drop(work);
+            // An arrival the receive thread left while we held the lock, after our check.
+            if core.arrival_waiting.load(Ordering::SeqCst) {
+                alarm.set(Instant::now());
+            }
         }
         core.work.lock().statistics
     }
@@ -349,6 +361,9 @@ struct Core<D: RobotDriver + ?Sized> {
     clock: Clock,
     counters: Arc<RobotCounters>,
     receive_thread_prioritised: AtomicBool,
+    executor_thread_prioritised: AtomicBool,
+    /// An arrival the receive thread could not handle (the loop thread held the lock).
+    arrival_waiting: AtomicBool,
     /// Rate limits of the target logs (the executor's thread logs them too).
     target_logs: Mutex<TargetLogs>,
     work: Mutex<Work>,
@@ -440,27 +455,40 @@ impl<D: RobotDriver + ?Sized> Core<D> {
                 "the gz-transport receive thread",
             );
         }
-        self.arrived(alarm);
+        let Some(alarm) = alarm else {
+            return; // grid publishing: the loop reads and publishes the cache every period
+        };
+        if !self.config.work_on_receive_thread {
+            // Handed to the loop thread: one flag and, if not rung already, its alarm.
+            if !self.arrival_waiting.swap(true, Ordering::SeqCst) {
+                alarm.set(Instant::now());
+            }
+            return;
+        }
+        // Never wait for the loop thread (it may be descheduled holding the lock, and with
+        // several robots on this thread every robot would wait): leave the arrival to it.
+        match self.work.try_lock() {
+            Some(mut work) => self.arrived(&mut work, alarm),
+            None => {
+                self.arrival_waiting.store(true, Ordering::SeqCst);
+                alarm.set(Instant::now());
+            }
+        }
     }
 
     /// A new state is in the cache: publish it if its slot has come, else leave it to the
     /// loop thread's alarm; do the period's work if it is due.
-    fn arrived(&self, alarm: Option<&Alarm>) {
+    fn arrived(&self, work: &mut Work, alarm: &Alarm) {
         let now = Instant::now();
         let period = self.config.thread_sampling_time;
-        let mut work = self.work.lock();
-        let work = &mut *work;
         self.driver.read_snapshot(&mut work.snapshot);
         self.note_arrival(work);
-        let Some(alarm) = alarm else {
-            return; // grid publishing: the loop publishes
-        };
         if now >= work.state_cap.earliest() {
             self.publish_state(work, now);
         } else {
             work.pending = true;
         }
-        if now + period / 2 >= work.period_due {
+        if self.config.work_on_receive_thread && now + period / 2 >= work.period_due {
             let lateness = now.saturating_duration_since(work.period_due);
             self.period(work, now, lateness);
             work.period_due = work.period_due.max(now) + period;
@@ -476,11 +504,13 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         self.counters
             .gazebo_messages
             .fetch_add(new, Ordering::Relaxed);
-        let Some(arrival) = work.snapshot.received_at else {
+        let (Some(arrival), true) = (work.snapshot.received_at, new > 0) else {
             return;
         };
         if let Some(previous) = work.last_arrival {
-            let interval = arrival.saturating_duration_since(previous).as_nanos() as f64;
+            // Per message, also when several arrived since the last look (grid publishing).
+            let interval =
+                arrival.saturating_duration_since(previous).as_nanos() as f64 / new as f64;
             let average = self.counters.gazebo_interval_ns.load(Ordering::Relaxed) as f64;
             // Outages are not intervals of Gazebo's rate.
             if average == 0.0 || interval < 10.0 * average {
@@ -630,6 +660,16 @@ impl<D: RobotDriver + ?Sized> Core<D> {
     /// A target from `set/target_joint_positions` in `TargetForwarding::OnArrival`: validated
     /// and sent to Gazebo now, on the executor's thread.
     fn target_arrived(&self, target: &[f64]) {
+        if !self
+            .executor_thread_prioritised
+            .swap(true, Ordering::Relaxed)
+        {
+            // On the command path now: the same priority as the loop and receive threads.
+            realtime::apply(
+                self.config.realtime_priority,
+                "the ROS executor thread (targets forwarded on arrival)",
+            );
+        }
         let now = Instant::now();
         if self.apply_target(target, now) {
             self.forward_target(now);

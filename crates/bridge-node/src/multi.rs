@@ -276,6 +276,12 @@ impl MultiRobot {
         .map_err(DriverError::Node)?;
         let mut drivers: HashMap<&str, Arc<RobotDriverGazebo>> = HashMap::new();
         let mut loops = Vec::new();
+        // One receive thread serves every robot: each robot's periods stay on its loop.
+        let shared_receive_thread = parameters.robots.len() + parameters.composites.len() > 1;
+        let ros = |configuration: &RobotDriverRosConfiguration| RobotDriverRosConfiguration {
+            work_on_receive_thread: !shared_receive_thread,
+            ..configuration.clone()
+        };
         for (name, robot) in &parameters.robots {
             let driver = Arc::new(RobotDriverGazebo::new(
                 robot.driver.clone(),
@@ -287,7 +293,7 @@ impl MultiRobot {
                 bridge: RobotDriverRos::new(
                     node,
                     driver as Arc<dyn RobotDriver>,
-                    robot.ros.clone(),
+                    ros(&robot.ros),
                     shutdown.clone(),
                 )?,
             });
@@ -307,7 +313,7 @@ impl MultiRobot {
                 bridge: RobotDriverRos::new(
                     node,
                     Arc::new(driver) as Arc<dyn RobotDriver>,
-                    composite.ros.clone(),
+                    ros(&composite.ros),
                     shutdown.clone(),
                 )?,
             });

@@ -444,6 +444,7 @@ impl RobotDefaults {
                     ))
                 }
             },
+            work_on_receive_thread: true,
         })
     }
 }

@@ -331,11 +331,18 @@ impl RobotDriverClient {
 }
 
 impl Shared {
+    /// Takes the message, then (the lock released: they read the state) runs the listeners.
     fn receive_joint_states(&self, message: &JointState, prefix: &str) {
+        if self.take_joint_states(message, prefix) {
+            self.listeners.notify();
+        }
+    }
+
+    fn take_joint_states(&self, message: &JointState, prefix: &str) -> bool {
         let positions = message.position.as_slice();
         let mut latest = self.latest.lock();
         if !latest.fits(positions.len(), "get/joint_states", prefix) {
-            return;
+            return false;
         }
         let n = positions.len();
         let latest = &mut *latest;
@@ -358,6 +365,7 @@ impl Shared {
             nsec: stamp.nanosec as i32,
         });
         self.changed.notify_all();
+        true
     }
 
     fn receive_limits(&self, message: &Float64MultiArray, upper: bool, prefix: &str) {
