@@ -24,7 +24,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Key design decision: callbacks and the loop run on different threads. The rclrs executor
+//! Key design decision: `get/joint_states` leaves from the driver's receive thread the moment
+//! Gazebo's message is in the cache (a listener the driver calls after the write; rate-capped
+//! to the loop's period, latest wins), so a report waits for no period and the loop thread,
+//! sleeping on an alarm the receive path keeps moving, wakes only for work nobody else did
+//! ([`JointStatesPublishing::Grid`] keeps the original's per-period publishing). Callbacks and
+//! the loop run on different threads. The rclrs executor
 //! spins on its own thread ([`ExecutorThread`]) and its subscription callbacks only store the
 //! latest target in a one-slot mailbox; [`RobotDriverRos::control_loop`] runs on the caller's
 //! thread on an absolute-deadline grid of the monotonic clock and never waits for a callback.
