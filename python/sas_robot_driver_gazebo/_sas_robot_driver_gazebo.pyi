@@ -234,7 +234,7 @@ class RobotDriverROSConfiguration:
         sent the moment it arrives, re-sent as a keepalive."""
     @property
     def state_timeout_sec(self) -> float | None:
-        """Age past which the state is stale; None: five of Gazebo's message intervals."""
+        """Age past which the state is stale; None: ten of Gazebo's message intervals, at least 50 ms."""
     @property
     def stale_joint_states(self) -> Literal["withhold", "republish"]:
         """Grid publishing while stale: nothing, or the last state (as the original)."""

@@ -125,7 +125,7 @@ def stop_gazebo_and_resume(world, sim, bridge, states, *, expect_published: bool
         bridge.wait_output('is stale', 10)
         line = next(l for l in bridge.lines if 'is stale' in l)
         assert 'Robot ur3e_1 is stale' in line and UR3E_STATES in line, line
-        assert ' ms (state timeout 50.0 ms)' in line, line
+        assert ' ms (state timeout 200.0 ms)' in line, line
         collect(world, states, 0.3)  # what was on its way when the simulator stopped
         during = collect(world, states, 1.0)
     finally:
@@ -139,26 +139,28 @@ def stop_gazebo_and_resume(world, sim, bridge, states, *, expect_published: bool
         assert len(during) > 5, 'republish: the last state goes on every period'
     else:
         assert during == [], f'{len(during)} states published while Gazebo was stopped'
-    assert bridge.count('is stale') == 1, 'one WARN per outage'
+    # One WARN per outage: the next line about the robot's state is the recovery.
+    stale = [l for l in bridge.lines if 'is stale' in l or 'again after an outage' in l]
+    assert all('is stale' in a and 'outage' in b for a, b in zip(stale[::2], stale[1::2])), stale
 
 
 def test_nothing_is_published_while_gazebo_is_stopped_and_the_outage_is_logged(world):
     sim = world.sim()
-    bridge = ur3e_bridge(world, 'state_timeout_sec:=0.05')
+    bridge = ur3e_bridge(world, 'state_timeout_sec:=0.2')
     states = world.subscribe(JointState, STATES)
     stop_gazebo_and_resume(world, sim, bridge, states, expect_published=False)
 
 
 def test_grid_mode_withholds_stale_state_by_default(world):
     sim = world.sim()
-    bridge = ur3e_bridge(world, 'state_timeout_sec:=0.05', 'joint_states_publishing:=grid')
+    bridge = ur3e_bridge(world, 'state_timeout_sec:=0.2', 'joint_states_publishing:=grid')
     states = world.subscribe(JointState, STATES)
     stop_gazebo_and_resume(world, sim, bridge, states, expect_published=False)
 
 
 def test_grid_mode_republishes_stale_state_as_the_original_when_asked(world):
     sim = world.sim()
-    bridge = ur3e_bridge(world, 'state_timeout_sec:=0.05', 'joint_states_publishing:=grid',
+    bridge = ur3e_bridge(world, 'state_timeout_sec:=0.2', 'joint_states_publishing:=grid',
                          'stale_joint_states:=republish')
     states = world.subscribe(JointState, STATES)
     stop_gazebo_and_resume(world, sim, bridge, states, expect_published=True)

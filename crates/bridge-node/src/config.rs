@@ -105,8 +105,8 @@ pub struct RobotDriverRosConfiguration {
     pub joint_states_publishing: JointStatesPublishing,
     /// When targets reach Gazebo.
     pub target_forwarding: TargetForwarding,
-    /// Age past which the robot's state is stale (`state_timeout_sec`); `None`: five periods
-    /// of Gazebo's own message rate as measured (at least five loop periods).
+    /// Age past which the robot's state is stale (`state_timeout_sec`); `None`: ten of
+    /// Gazebo's message intervals as measured (at least ten loop periods and 50 ms).
     pub state_timeout: Option<Duration>,
     /// What is published while stale (grid publishing).
     pub stale_joint_states: StaleJointStates,

@@ -440,8 +440,11 @@ impl RateCap {
 
 /// Weight of a new interval in the measured Gazebo message interval.
 const INTERVAL_WEIGHT: f64 = 1.0 / 16.0;
-/// The automatic state timeout, in Gazebo message intervals and at least in loop periods.
-const STALE_AFTER_INTERVALS: u32 = 5;
+/// The automatic state timeout, in Gazebo message intervals and at least in loop periods …
+const STALE_AFTER_INTERVALS: u32 = 10;
+/// … and at least this long: a loaded machine stalls a thread (Gazebo's, ours) for tens of
+/// milliseconds without anything being wrong.
+const STALE_AFTER_AT_LEAST: Duration = Duration::from_millis(50);
 
 impl<D: RobotDriver + ?Sized> Core<D> {
     /// On the receive thread, after a Gazebo message is in the cache.
@@ -546,7 +549,8 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         self.config.state_timeout.unwrap_or_else(|| {
             let interval =
                 Duration::from_nanos(self.counters.gazebo_interval_ns.load(Ordering::Relaxed));
-            interval.max(self.config.thread_sampling_time) * STALE_AFTER_INTERVALS
+            (interval.max(self.config.thread_sampling_time) * STALE_AFTER_INTERVALS)
+                .max(STALE_AFTER_AT_LEAST)
         })
     }
 

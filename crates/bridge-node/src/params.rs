@@ -373,8 +373,8 @@ impl RobotDefaults {
             state_timeout_sec: reader.optional(
                 "state_timeout_sec",
                 "a double in seconds, e.g. 0.0 or 0.05",
-                "age past which the robot's state is stale; 0: five intervals of Gazebo's own \
-                 message rate (at least five periods)",
+                "age past which the robot's state is stale; 0: ten of Gazebo's message intervals \
+                 (at least ten periods and 50 ms)",
                 self.state_timeout_sec,
             )?,
             stale_joint_states: reader.optional(
