@@ -92,7 +92,7 @@ fn timer(hz: f64, stop: &AtomicBool) {
     // SAFETY: writes a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut next) };
     while !stop.load(Ordering::Relaxed) {
-        let nanos = next.tv_nsec as i64 + period_ns;
+        let nanos = next.tv_nsec + period_ns;
         next.tv_sec += (nanos / 1_000_000_000) as libc::time_t;
         next.tv_nsec = (nanos % 1_000_000_000) as libc::c_long;
         // SAFETY: valid clock and timespec; EINTR just ends this sleep early.
