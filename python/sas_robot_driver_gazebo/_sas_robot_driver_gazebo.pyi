@@ -227,6 +227,23 @@ class RobotDriverROSConfiguration:
     joint_states_stamp: Literal["node_clock", "gazebo"]
     """Stamp of ``get/joint_states``: publication time (as the original) or Gazebo's
     simulation time of the state."""
+    @property
+    def joint_states_publishing(self) -> Literal["on_arrival", "grid"]:
+        """``on_arrival``: published as soon as Gazebo's message is in, at most once per
+        period; ``grid``: every period (as the original)."""
+    @property
+    def target_forwarding(self) -> Literal["periodic", "on_arrival"]:
+        """``periodic``: the latest target every period (as the original); ``on_arrival``:
+        sent the moment it arrives, re-sent as a keepalive."""
+    @property
+    def state_timeout_sec(self) -> float | None:
+        """Age past which the state is stale; None: ten of Gazebo's message intervals, at least 50 ms."""
+    @property
+    def stale_joint_states(self) -> Literal["withhold", "republish"]:
+        """Grid publishing while stale: nothing, or the last state (as the original)."""
+    @property
+    def realtime_priority(self) -> int | None:
+        """SCHED_FIFO priority (1..99) of the loop and receive threads; None: normal."""
 
     def __new__(
         cls,
@@ -234,9 +251,15 @@ class RobotDriverROSConfiguration:
         thread_sampling_time_sec: float = 0.002,
         *,
         joint_states_stamp: Literal["node_clock", "gazebo"] = "node_clock",
+        joint_states_publishing: Literal["on_arrival", "grid"] = "on_arrival",
+        target_forwarding: Literal["periodic", "on_arrival"] = "periodic",
+        state_timeout_sec: float | None = None,
+        stale_joint_states: Literal["withhold", "republish"] = "withhold",
+        realtime_priority: int | None = None,
     ) -> Self:
         """Raises:
-        ValueError: a period that is not a positive number of seconds; an unknown stamp.
+        ValueError: a period that is not a positive number of seconds; an unknown stamp or
+        mode; a priority outside 1..99.
         """
 
 @final

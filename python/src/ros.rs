@@ -8,9 +8,9 @@
 use std::time::Duration;
 
 use bridge_node::{
-    route_logs_to, ExecutorThread, LoopStatistics, RobotDriverRos as Core,
-    RobotDriverRosConfiguration as CoreConfiguration, RosLogLayer, StampSource, StopSignals,
-    Teardown, TEARDOWN_BOUND,
+    route_logs_to, ExecutorThread, JointStatesPublishing, LoopStatistics, RobotDriverRos as Core,
+    RobotDriverRosConfiguration as CoreConfiguration, RosLogLayer, StaleJointStates, StampSource,
+    StopSignals, TargetForwarding, Teardown, TEARDOWN_BOUND,
 };
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -49,18 +49,109 @@ impl RosConfiguration {
         thread_sampling_time_sec = bridge_node::DEFAULT_THREAD_SAMPLING_TIME_SEC,
         *,
         joint_states_stamp = NODE_CLOCK,
+        joint_states_publishing = "on_arrival",
+        target_forwarding = "periodic",
+        state_timeout_sec = None,
+        stale_joint_states = "withhold",
+        realtime_priority = None,
     ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         robot_driver_provider_prefix: String,
         thread_sampling_time_sec: f64,
         joint_states_stamp: &str,
+        joint_states_publishing: &str,
+        target_forwarding: &str,
+        state_timeout_sec: Option<f64>,
+        stale_joint_states: &str,
+        realtime_priority: Option<i64>,
     ) -> Result<Self> {
         let mut configuration = RosConfiguration {
             inner: CoreConfiguration::new(robot_driver_provider_prefix),
         };
         configuration.set_thread_sampling_time_sec(thread_sampling_time_sec)?;
         configuration.set_joint_states_stamp(joint_states_stamp)?;
+        let invalid = |field: &str, problem: String| {
+            Error::invalid_argument(format!("RobotDriverROSConfiguration: {field}: {problem}"))
+        };
+        let inner = &mut configuration.inner;
+        inner.joint_states_publishing = joint_states_publishing
+            .parse()
+            .map_err(|problem| invalid("joint_states_publishing", problem))?;
+        inner.target_forwarding = target_forwarding
+            .parse()
+            .map_err(|problem| invalid("target_forwarding", problem))?;
+        inner.stale_joint_states = stale_joint_states
+            .parse()
+            .map_err(|problem| invalid("stale_joint_states", problem))?;
+        inner.state_timeout = state_timeout_sec
+            .map(|seconds| {
+                Duration::try_from_secs_f64(seconds)
+                    .ok()
+                    .filter(|timeout| !timeout.is_zero())
+                    .ok_or_else(|| {
+                        invalid(
+                            "state_timeout_sec",
+                            format!("must be a positive number of seconds or None, got {seconds}"),
+                        )
+                    })
+            })
+            .transpose()?;
+        inner.realtime_priority = realtime_priority
+            .map(|priority| {
+                u8::try_from(priority)
+                    .ok()
+                    .filter(|p| (1..=99).contains(p))
+                    .ok_or_else(|| {
+                        invalid(
+                            "realtime_priority",
+                            format!("must be a SCHED_FIFO priority 1..99 or None, got {priority}"),
+                        )
+                    })
+            })
+            .transpose()?;
         Ok(configuration)
+    }
+
+    /// When `get/joint_states` is published: "on_arrival" (default) or "grid".
+    #[getter]
+    fn joint_states_publishing(&self) -> &'static str {
+        match self.inner.joint_states_publishing {
+            JointStatesPublishing::OnArrival => "on_arrival",
+            JointStatesPublishing::Grid => "grid",
+        }
+    }
+
+    /// When targets reach Gazebo: "periodic" (default) or "on_arrival".
+    #[getter]
+    fn target_forwarding(&self) -> &'static str {
+        match self.inner.target_forwarding {
+            TargetForwarding::Periodic => "periodic",
+            TargetForwarding::OnArrival => "on_arrival",
+        }
+    }
+
+    /// Age in seconds past which the state is stale; None: automatic.
+    #[getter]
+    fn state_timeout_sec(&self) -> Option<f64> {
+        self.inner
+            .state_timeout
+            .map(|timeout| timeout.as_secs_f64())
+    }
+
+    /// Grid publishing while stale: "withhold" (default) or "republish".
+    #[getter]
+    fn stale_joint_states(&self) -> &'static str {
+        match self.inner.stale_joint_states {
+            StaleJointStates::Withhold => "withhold",
+            StaleJointStates::Republish => "republish",
+        }
+    }
+
+    /// SCHED_FIFO priority of the loop and receive threads; None: normal scheduling.
+    #[getter]
+    fn realtime_priority(&self) -> Option<u8> {
+        self.inner.realtime_priority
     }
 
     /// Prefix of every topic: `<prefix>/get/joint_states`, … (the robot name).

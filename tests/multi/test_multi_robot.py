@@ -68,9 +68,12 @@ def test_two_robots_in_one_process_are_commanded_independently_and_survive_each_
     wait_for_target(world, ur3e, second, 'the UR3e to follow a target after the R820 world left')
     received = len(ur3e)
     world.wait_for(lambda: len(ur3e) >= received + 100, 10, 'UR3e joint states')
-    # As the original, the R820 keeps reporting the last state it got.
-    received = len(r820)
-    world.wait_for(lambda: len(r820) >= received + 50, 10, 'the R820 still publishing')
+    # The R820's state is stale: said once, naming it, and never published as fresh (the
+    # original went on reporting the last state it got).
+    node.wait_output('Robot r820_1 is stale', 10)
+    received, ur3e_received = len(r820), len(ur3e)
+    world.wait_for(lambda: len(ur3e) >= ur3e_received + 100, 10, 'UR3e joint states')
+    assert len(r820) <= received + 1, 'the stale R820 state was published'
     assert reached(r820, r820_target)
     assert node.alive()
     assert node.count('Exception') == 0, node.output()

@@ -30,6 +30,67 @@ impl FromStr for StampSource {
     }
 }
 
+/// When `get/joint_states` is published (`joint_states_publishing`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JointStatesPublishing {
+    /// From the receive path, as soon as a Gazebo message is in the cache, at most once per
+    /// period: a message arriving sooner is published when the period since the last
+    /// publication ends, the latest one winning. A driver that cannot notify (see
+    /// [`RobotDriver::add_state_listener`](sas_robot_driver_gazebo::RobotDriver::add_state_listener))
+    /// falls back to `Grid`.
+    #[default]
+    OnArrival,
+    /// Every period of the loop's deadline grid, whatever is in the cache (the original's).
+    Grid,
+}
+
+/// When `set/target_joint_positions` reaches Gazebo (`target_forwarding`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TargetForwarding {
+    /// The latest target is validated and sent every period (the original's contract).
+    #[default]
+    Periodic,
+    /// Validated and sent the moment it arrives, on the executor's thread; the loop still
+    /// re-sends it every period (or after `target_keepalive_sec`) as a keepalive.
+    OnArrival,
+}
+
+/// What `get/joint_states` carries while the robot is stale (`stale_joint_states`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StaleJointStates {
+    /// Nothing: a stale state is never presented as fresh.
+    #[default]
+    Withhold,
+    /// The last state, every period, stamped as usual (the original's behaviour; with
+    /// `joint_states_stamp: node_clock` the stamps look fresh). Only in `Grid` publishing.
+    Republish,
+}
+
+macro_rules! parse_names {
+    ($type:ty, $($name:literal => $value:expr),+) => {
+        impl FromStr for $type {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($name => Ok($value),)+
+                    other => Err(format!(
+                        "unknown value {other:?}: expected {}",
+                        [$(format!("{:?}", $name)),+].join(" or ")
+                    )),
+                }
+            }
+        }
+    };
+}
+
+parse_names!(JointStatesPublishing, "on_arrival" => JointStatesPublishing::OnArrival,
+             "grid" => JointStatesPublishing::Grid);
+parse_names!(TargetForwarding, "periodic" => TargetForwarding::Periodic,
+             "on_arrival" => TargetForwarding::OnArrival);
+parse_names!(StaleJointStates, "withhold" => StaleJointStates::Withhold,
+             "republish" => StaleJointStates::Republish);
+
 /// The ROS side's configuration (the original's `RobotDriverROSConfiguration`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RobotDriverRosConfiguration {
@@ -40,15 +101,41 @@ pub struct RobotDriverRosConfiguration {
     pub thread_sampling_time: Duration,
     /// Stamp of the published joint states.
     pub stamp_source: StampSource,
+    /// When joint states are published.
+    pub joint_states_publishing: JointStatesPublishing,
+    /// When targets reach Gazebo.
+    pub target_forwarding: TargetForwarding,
+    /// Age past which the robot's state is stale (`state_timeout_sec`); `None`: ten of
+    /// Gazebo's message intervals as measured (at least ten loop periods and 50 ms).
+    pub state_timeout: Option<Duration>,
+    /// What is published while stale (grid publishing).
+    pub stale_joint_states: StaleJointStates,
+    /// SCHED_FIFO priority of the loop and receive threads (`realtime_priority`, 1–99);
+    /// `None`: normal scheduling.
+    pub realtime_priority: Option<u8>,
+    /// On-arrival publishing: whether the receive thread publishes itself and does a due
+    /// period's work (target, limits, checks) on the way (no loop wake-up), or only notes
+    /// the arrival and wakes the robot's loop thread to publish (one wake-up, one hop).
+    /// Robots sharing one receive thread (several in one process) hand over, so their work
+    /// spreads over the cores instead of queueing on one thread.
+    pub work_on_receive_thread: bool,
 }
 
 impl RobotDriverRosConfiguration {
-    /// A configuration with the original's defaults: 2 ms period, node-clock stamps.
+    /// A configuration with the original's defaults (2 ms period, node-clock stamps, targets
+    /// every period) and ours: joint states on arrival, stale state withheld, automatic
+    /// state timeout, normal scheduling.
     pub fn new(robot_name: impl Into<String>) -> Self {
         RobotDriverRosConfiguration {
             robot_name: robot_name.into(),
             thread_sampling_time: Duration::from_millis(2),
             stamp_source: StampSource::NodeClock,
+            joint_states_publishing: JointStatesPublishing::OnArrival,
+            target_forwarding: TargetForwarding::Periodic,
+            state_timeout: None,
+            stale_joint_states: StaleJointStates::Withhold,
+            realtime_priority: None,
+            work_on_receive_thread: true,
         }
     }
 
@@ -67,6 +154,14 @@ impl RobotDriverRosConfiguration {
                 "thread_sampling_time must be greater than zero".into(),
             ));
         }
+        if self
+            .realtime_priority
+            .is_some_and(|p| !(1..=99).contains(&p))
+        {
+            return Err(BridgeError::Configuration(
+                "realtime_priority must be 1..99 (SCHED_FIFO), or unset".into(),
+            ));
+        }
         Ok(())
     }
 }
@@ -83,6 +178,20 @@ mod tests {
             .parse::<StampSource>()
             .unwrap_err()
             .contains("\"wall\""));
+    }
+
+    #[test]
+    fn modes_parse_by_their_parameter_values_and_name_the_choices_otherwise() {
+        assert_eq!("grid".parse(), Ok(JointStatesPublishing::Grid));
+        assert_eq!("on_arrival".parse(), Ok(JointStatesPublishing::OnArrival));
+        assert_eq!("on_arrival".parse(), Ok(TargetForwarding::OnArrival));
+        assert_eq!("periodic".parse(), Ok(TargetForwarding::Periodic));
+        assert_eq!("republish".parse(), Ok(StaleJointStates::Republish));
+        let err = "sometimes".parse::<TargetForwarding>().unwrap_err();
+        assert_eq!(
+            err,
+            "unknown value \"sometimes\": expected \"periodic\" or \"on_arrival\""
+        );
     }
 
     #[test]

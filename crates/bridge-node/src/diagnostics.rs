@@ -9,7 +9,7 @@
 //! after its loop ended (a faulted robot of a multi-robot node stays ERROR). The loop also
 //! publishes once when it ends, so the last status of a stopping process goes out.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,15 +17,13 @@ use parking_lot::Mutex;
 use rclrs::{Clock, IntoPrimitiveOptions, Node, Publisher, Timer};
 use ros_env::builtin_interfaces::msg::Time;
 use ros_env::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
-use sas_robot_driver_gazebo::JointSnapshot;
 
+use crate::counters::RobotCounters;
 use crate::watchdog::{Watchdog, WatchdogState};
 use crate::{BridgeError, LoopStatistics};
 
 /// How often the statuses are published.
 pub(crate) const DIAGNOSTICS_PERIOD: Duration = Duration::from_secs(1);
-/// A state older than this is reported as WARN.
-const STALE_STATE_AFTER: Duration = Duration::from_millis(500);
 /// Overruns are a WARN when more than this share of an interval's deadlines were skipped: a
 /// few on a loaded machine are normal, and each one is counted in the key-values anyway.
 const OVERRUN_WARN_SHARE: f64 = 0.1;
@@ -61,45 +59,27 @@ impl Phase {
     }
 }
 
-/// One robot's counters: written by its loop thread, read by the diagnostics timer.
+/// One robot's state for the diagnostics timer: its phase and outcome (set by the loop), its
+/// counters (the loop's and the receive path's [`RobotCounters`], relaxed atomics) and the age
+/// of its latest Gazebo state (read from the driver's cache).
 pub(crate) struct RobotHealth {
-    epoch: Instant,
     phase: AtomicU8,
     /// Why the loop ended, once it ended with an error or a fault.
     outcome: Mutex<Option<String>>,
-    periods: AtomicU64,
-    overruns: AtomicU64,
-    targets_accepted: AtomicU64,
-    targets_refused: AtomicU64,
-    targets_clamped: AtomicU64,
-    delivery: DeliveryCounters,
-}
-
-/// What reached the robot's cache from Gazebo and what the loop published of it.
-#[derive(Default)]
-struct DeliveryCounters {
-    /// Gazebo messages written into the cache (the snapshot's sequence).
-    gazebo_messages: AtomicU64,
-    /// `get/joint_states` publications.
-    joint_states_published: AtomicU64,
-    /// Gazebo messages replaced in the cache by a newer one before any period read them.
-    never_reported: AtomicU64,
-    /// Arrival of the newest message, in ns since `RobotHealth::epoch` + 1 (0: none yet).
-    state_received_ns: AtomicU64,
+    counters: Arc<RobotCounters>,
+    state_age: Box<dyn Fn() -> Option<Duration> + Send + Sync>,
 }
 
 impl RobotHealth {
-    pub fn new() -> Self {
+    pub fn new(
+        counters: Arc<RobotCounters>,
+        state_age: Box<dyn Fn() -> Option<Duration> + Send + Sync>,
+    ) -> Self {
         RobotHealth {
-            epoch: Instant::now(),
             phase: AtomicU8::new(Phase::Created as u8),
             outcome: Mutex::new(None),
-            periods: AtomicU64::new(0),
-            overruns: AtomicU64::new(0),
-            targets_accepted: AtomicU64::new(0),
-            targets_refused: AtomicU64::new(0),
-            targets_clamped: AtomicU64::new(0),
-            delivery: DeliveryCounters::default(),
+            counters,
+            state_age,
         }
     }
 
@@ -109,47 +89,6 @@ impl RobotHealth {
 
     fn phase(&self) -> Phase {
         Phase::from_u8(self.phase.load(Ordering::Relaxed))
-    }
-
-    /// After each period: the loop's totals and the snapshot it read (and published, if
-    /// `published`).
-    pub fn after_period(
-        &self,
-        statistics: &LoopStatistics,
-        snapshot: &JointSnapshot,
-        published: bool,
-    ) {
-        self.periods.store(statistics.periods, Ordering::Relaxed);
-        self.overruns.store(statistics.overruns, Ordering::Relaxed);
-        self.targets_accepted
-            .store(statistics.targets_accepted, Ordering::Relaxed);
-        self.targets_refused
-            .store(statistics.targets_refused, Ordering::Relaxed);
-        self.targets_clamped
-            .store(statistics.targets_clamped, Ordering::Relaxed);
-        let delivery = &self.delivery;
-        // One writer: load-then-store needs no read-modify-write.
-        let before = delivery.gazebo_messages.load(Ordering::Relaxed);
-        if snapshot.sequence > before {
-            if before > 0 {
-                let skipped = snapshot.sequence - before - 1;
-                delivery
-                    .never_reported
-                    .fetch_add(skipped, Ordering::Relaxed);
-            }
-            delivery
-                .gazebo_messages
-                .store(snapshot.sequence, Ordering::Relaxed);
-        }
-        if let Some(at) = snapshot.received_at {
-            let ns = at.saturating_duration_since(self.epoch).as_nanos() as u64 + 1;
-            delivery.state_received_ns.store(ns, Ordering::Relaxed);
-        }
-        if published {
-            delivery
-                .joint_states_published
-                .fetch_add(1, Ordering::Relaxed);
-        }
     }
 
     /// When the loop ended: stopped, faulted or failed.
@@ -167,21 +106,19 @@ impl RobotHealth {
     }
 
     fn counters(&self, now: Instant) -> Counters {
-        let delivery = &self.delivery;
-        let received_ns = delivery.state_received_ns.load(Ordering::Relaxed);
+        let c = self.counters.snapshot((self.state_age)());
         Counters {
             at: now,
-            state_age: (received_ns > 0).then(|| {
-                now.saturating_duration_since(self.epoch + Duration::from_nanos(received_ns - 1))
-            }),
-            periods: self.periods.load(Ordering::Relaxed),
-            overruns: self.overruns.load(Ordering::Relaxed),
-            targets_accepted: self.targets_accepted.load(Ordering::Relaxed),
-            targets_refused: self.targets_refused.load(Ordering::Relaxed),
-            targets_clamped: self.targets_clamped.load(Ordering::Relaxed),
-            gazebo_messages: delivery.gazebo_messages.load(Ordering::Relaxed),
-            joint_states_published: delivery.joint_states_published.load(Ordering::Relaxed),
-            never_reported: delivery.never_reported.load(Ordering::Relaxed),
+            state_age: c.state_age,
+            stale: c.stale,
+            periods: c.periods,
+            overruns: c.overruns,
+            targets_accepted: c.targets_accepted,
+            targets_refused: c.targets_refused,
+            targets_clamped: c.targets_clamped,
+            gazebo_messages: c.gazebo_messages,
+            joint_states_published: c.joint_states_published,
+            never_reported: c.never_reported,
         }
     }
 }
@@ -191,6 +128,8 @@ impl RobotHealth {
 struct Counters {
     at: Instant,
     state_age: Option<Duration>,
+    /// Older than the robot's state timeout (see `state_timeout_sec`).
+    stale: bool,
     periods: u64,
     overruns: u64,
     targets_accepted: u64,
@@ -233,8 +172,8 @@ fn level_and_message(
         Phase::Running => {
             let mut problems = Vec::new();
             match now.state_age {
-                Some(age) if age > STALE_STATE_AFTER => problems.push(format!(
-                    "no joint states from Gazebo for {:.1} s",
+                Some(age) if now.stale => problems.push(format!(
+                    "stale: no joint states from Gazebo for {:.1} s",
                     age.as_secs_f64()
                 )),
                 None => problems.push("no joint states from Gazebo yet".into()),
@@ -429,6 +368,7 @@ mod tests {
         Counters {
             at,
             state_age: Some(Duration::from_millis(2)),
+            stale: false,
             periods: 500,
             overruns: 0,
             targets_accepted: 3,
@@ -473,6 +413,7 @@ mod tests {
         let now = Counters {
             at: t0 + Duration::from_secs(1),
             state_age: Some(Duration::from_secs(3)),
+            stale: true,
             periods: before.periods + 400,
             overruns: 101,
             targets_refused: 5,
@@ -482,11 +423,12 @@ mod tests {
         assert_eq!(level, DiagnosticStatus::WARN);
         assert_eq!(
             message,
-            "no joint states from Gazebo for 3.0 s; 101 of 501 deadlines skipped (overruns) \
+            "stale: no joint states from Gazebo for 3.0 s; 101 of 501 deadlines skipped (overruns) \
              in the last interval; 5 targets refused in the last interval"
         );
         let few_overruns = Counters {
             state_age: Some(Duration::ZERO),
+            stale: false,
             periods: before.periods + 480,
             overruns: 20,
             targets_refused: 0,

@@ -25,7 +25,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Key design decision: callbacks and the loop run on different threads. The rclrs executor
+//! Key design decision: `get/joint_states` leaves from the driver's receive thread the moment
+//! Gazebo's message is in the cache (a listener the driver calls after the write; rate-capped
+//! to the loop's period, latest wins), so a report waits for no period and the loop thread,
+//! sleeping on an alarm the receive path keeps moving, wakes only for work nobody else did
+//! ([`JointStatesPublishing::Grid`] keeps the original's per-period publishing). Callbacks and
+//! the loop run on different threads. The rclrs executor
 //! spins on its own thread ([`ExecutorThread`]) and its subscription callbacks only store the
 //! latest target in a one-slot mailbox; [`RobotDriverRos::control_loop`] runs on the caller's
 //! thread on an absolute-deadline grid of the monotonic clock and never waits for a callback.
@@ -37,8 +42,10 @@
 
 #![warn(missing_docs)]
 
+mod alarm;
 mod config;
 mod control_loop;
+mod counters;
 mod diagnostics;
 mod error;
 mod executor_thread;
@@ -48,6 +55,7 @@ mod multi;
 mod node_main;
 mod params;
 mod rate_limit;
+mod realtime;
 mod ros_log;
 mod safety;
 mod schedule;
@@ -55,8 +63,12 @@ mod server;
 mod stop_signals;
 mod watchdog;
 
-pub use config::{RobotDriverRosConfiguration, StampSource};
+pub use config::{
+    JointStatesPublishing, RobotDriverRosConfiguration, StaleJointStates, StampSource,
+    TargetForwarding,
+};
 pub use control_loop::{LoopStatistics, RobotDriverRos};
+pub use counters::RobotCountersSnapshot;
 pub use error::BridgeError;
 pub use executor_thread::ExecutorThread;
 pub use log_route::{install_log_route, route_logs_to, LogRoute};

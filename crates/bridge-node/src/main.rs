@@ -34,7 +34,12 @@ const NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
     joint_states_stamp            string    node_clock | gazebo\n  \
     target_limit_policy           string    clamp | refuse\n  \
     target_keepalive_sec          double    0.0 (send the target every period)\n  \
-    initialize_timeout_sec        double    0.0 (wait for Gazebo until stopped)\n\n\
+    initialize_timeout_sec        double    0.0 (wait for Gazebo until stopped)\n  \
+    joint_states_publishing       string    on_arrival | grid (every period, as the original)\n  \
+    target_forwarding             string    periodic (every period) | on_arrival\n  \
+    state_timeout_sec             double    0.0 (10 Gazebo intervals, >= 50 ms)\n  \
+    stale_joint_states            string    withhold | republish (grid publishing)\n  \
+    realtime_priority             int       0 (off) | SCHED_FIFO 1..99 for loop and receive\n\n\
     Several robots in one process (one executor, one gz-transport node, a loop each):\n  \
     robots                        string[]  parameter groups, one per robot: <robot>.joint_names,\n  \
                                             <robot>.robot_name (default <robot>), ...; the node's\n  \

@@ -16,10 +16,9 @@ use sas_robot_driver_gazebo::{
     RobotDriverGazebo, ShutdownToken,
 };
 
-use crate::params::seconds;
 use crate::{
     BridgeError, DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
-    RobotDefaults, RobotDriverRos, RobotDriverRosConfiguration, StampSource,
+    RobotDefaults, RobotDriverRos, RobotDriverRosConfiguration,
 };
 
 /// A composite's parameters (group `<name>`).
@@ -201,14 +200,13 @@ impl CompositeParameters {
                 "it is empty; it is the prefix of every topic".into(),
             ));
         }
-        let ros = RobotDriverRosConfiguration {
-            robot_name: robot_name.to_string(),
-            thread_sampling_time: seconds(reader.name("thread_sampling_time_sec"), period, false)?
-                .expect("a period is never zero"),
-            stamp_source: stamp
-                .parse::<StampSource>()
-                .map_err(|problem| reader.invalid("joint_states_stamp", problem))?,
-        };
+        // The composite's own period and stamp; the node's values for the other options.
+        let ros = RobotDefaults {
+            thread_sampling_time_sec: period,
+            joint_states_stamp: stamp,
+            ..defaults.clone()
+        }
+        .ros_configuration(&reader, robot_name.to_string())?;
         Ok((
             CompositeParameters {
                 name: group.to_string(),
@@ -278,6 +276,12 @@ impl MultiRobot {
         .map_err(DriverError::Node)?;
         let mut drivers: HashMap<&str, Arc<RobotDriverGazebo>> = HashMap::new();
         let mut loops = Vec::new();
+        // One receive thread serves every robot: each robot's periods stay on its loop.
+        let shared_receive_thread = parameters.robots.len() + parameters.composites.len() > 1;
+        let ros = |configuration: &RobotDriverRosConfiguration| RobotDriverRosConfiguration {
+            work_on_receive_thread: !shared_receive_thread,
+            ..configuration.clone()
+        };
         for (name, robot) in &parameters.robots {
             let driver = Arc::new(RobotDriverGazebo::new(
                 robot.driver.clone(),
@@ -289,7 +293,7 @@ impl MultiRobot {
                 bridge: RobotDriverRos::new(
                     node,
                     driver as Arc<dyn RobotDriver>,
-                    robot.ros.clone(),
+                    ros(&robot.ros),
                     shutdown.clone(),
                 )?,
             });
@@ -309,7 +313,7 @@ impl MultiRobot {
                 bridge: RobotDriverRos::new(
                     node,
                     Arc::new(driver) as Arc<dyn RobotDriver>,
-                    composite.ros.clone(),
+                    ros(&composite.ros),
                     shutdown.clone(),
                 )?,
             });

@@ -14,7 +14,7 @@ use sas_robot_driver_gazebo::{
     DriverError, ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration,
 };
 
-use crate::{RobotDriverRosConfiguration, StampSource};
+use crate::RobotDriverRosConfiguration;
 
 /// `thread_sampling_time_sec` when the parameter is not set (500 Hz), as the original's
 /// `get_ros_optional_parameter(…, 0.002)` meant it.
@@ -270,6 +270,16 @@ pub struct RobotDefaults {
     pub target_keepalive_sec: f64,
     /// `initialize_timeout_sec`.
     pub initialize_timeout_sec: f64,
+    /// `joint_states_publishing`.
+    pub joint_states_publishing: Arc<str>,
+    /// `target_forwarding`.
+    pub target_forwarding: Arc<str>,
+    /// `state_timeout_sec` (0: automatic).
+    pub state_timeout_sec: f64,
+    /// `stale_joint_states`.
+    pub stale_joint_states: Arc<str>,
+    /// `realtime_priority` (0: off).
+    pub realtime_priority: i64,
 }
 
 impl Default for RobotDefaults {
@@ -282,6 +292,11 @@ impl Default for RobotDefaults {
             target_limit_policy: "clamp".into(),
             target_keepalive_sec: 0.0,
             initialize_timeout_sec: 0.0,
+            joint_states_publishing: "on_arrival".into(),
+            target_forwarding: "periodic".into(),
+            state_timeout_sec: 0.0,
+            stale_joint_states: "withhold".into(),
+            realtime_priority: 0,
         }
     }
 }
@@ -326,6 +341,110 @@ impl RobotDefaults {
                  original)",
                 self.initialize_timeout_sec,
             )?,
+            ..self.declare_publishing_options(reader)?
+        })
+    }
+
+    /// Declares only the options of how a robot's state and targets flow
+    /// (`joint_states_publishing`, `target_forwarding`, `state_timeout_sec`,
+    /// `stale_joint_states`, `realtime_priority`): the composer node's share of them.
+    ///
+    /// # Errors
+    /// A mistyped value, by name.
+    pub fn declare_publishing_options(
+        &self,
+        reader: &mut ParameterReader<'_>,
+    ) -> Result<Self, ParameterError> {
+        Ok(RobotDefaults {
+            joint_states_publishing: reader.optional(
+                "joint_states_publishing",
+                "a string, \"on_arrival\" or \"grid\"",
+                "on_arrival: get/joint_states as soon as Gazebo's message is in, at most once per \
+                 period; grid: every period (as the original)",
+                self.joint_states_publishing.clone(),
+            )?,
+            target_forwarding: reader.optional(
+                "target_forwarding",
+                "a string, \"periodic\" or \"on_arrival\"",
+                "periodic: the latest target is sent every period (as the original); on_arrival: \
+                 sent the moment it arrives, re-sent as a keepalive",
+                self.target_forwarding.clone(),
+            )?,
+            state_timeout_sec: reader.optional(
+                "state_timeout_sec",
+                "a double in seconds, e.g. 0.0 or 0.05",
+                "age past which the robot's state is stale; 0: ten of Gazebo's message intervals \
+                 (at least ten periods and 50 ms)",
+                self.state_timeout_sec,
+            )?,
+            stale_joint_states: reader.optional(
+                "stale_joint_states",
+                "a string, \"withhold\" or \"republish\"",
+                "grid publishing while stale: withhold (nothing) or republish the last state (as \
+                 the original)",
+                self.stale_joint_states.clone(),
+            )?,
+            realtime_priority: reader.optional(
+                "realtime_priority",
+                "an integer, 0 (off) or a SCHED_FIFO priority 1..99",
+                "SCHED_FIFO priority of the loop and receive threads; 0: normal scheduling",
+                self.realtime_priority,
+            )?,
+            ..self.clone()
+        })
+    }
+
+    /// The ROS-side options for a robot named `robot_name` with these values; problems are
+    /// named with `reader`'s group.
+    ///
+    /// # Errors
+    /// An unknown mode, a bad duration or priority, by name.
+    pub fn ros_configuration(
+        &self,
+        reader: &ParameterReader<'_>,
+        robot_name: String,
+    ) -> Result<RobotDriverRosConfiguration, ParameterError> {
+        fn parse<T: std::str::FromStr<Err = String>>(
+            reader: &ParameterReader<'_>,
+            name: &str,
+            value: &str,
+        ) -> Result<T, ParameterError> {
+            value
+                .parse()
+                .map_err(|problem| reader.invalid(name, problem))
+        }
+        Ok(RobotDriverRosConfiguration {
+            robot_name,
+            thread_sampling_time: seconds(
+                reader.name("thread_sampling_time_sec"),
+                self.thread_sampling_time_sec,
+                false,
+            )?
+            .expect("a period is never zero"),
+            stamp_source: parse(reader, "joint_states_stamp", &self.joint_states_stamp)?,
+            joint_states_publishing: parse(
+                reader,
+                "joint_states_publishing",
+                &self.joint_states_publishing,
+            )?,
+            target_forwarding: parse(reader, "target_forwarding", &self.target_forwarding)?,
+            state_timeout: seconds(
+                reader.name("state_timeout_sec"),
+                self.state_timeout_sec,
+                true,
+            )?,
+            stale_joint_states: parse(reader, "stale_joint_states", &self.stale_joint_states)?,
+            realtime_priority: match self.realtime_priority {
+                0 => None,
+                priority @ 1..=99 => Some(priority as u8),
+                other => {
+                    return Err(reader.invalid(
+                        "realtime_priority",
+                        format!("{other} is not 0 (off) or a SCHED_FIFO priority in 1..99"),
+                    ))
+                }
+            },
+            work_on_receive_thread: true,
         })
     }
 }
@@ -455,19 +574,7 @@ impl RobotBlock {
                 "it is empty; it is the prefix of every topic".into(),
             ));
         }
-        let ros = RobotDriverRosConfiguration {
-            robot_name: self.robot_name.to_string(),
-            thread_sampling_time: seconds(
-                reader.name("thread_sampling_time_sec"),
-                options.thread_sampling_time_sec,
-                false,
-            )?
-            .expect("a period is never zero"),
-            stamp_source: options
-                .joint_states_stamp
-                .parse::<StampSource>()
-                .map_err(|problem| reader.invalid("joint_states_stamp", problem))?,
-        };
+        let ros = options.ros_configuration(&reader, self.robot_name.to_string())?;
         Ok(NodeParameters {
             driver,
             ros,

@@ -1,6 +1,6 @@
 //! The two topics a SmartArmStack controller stops a robot with, and the safe stop:
 //! `<robot>/set/watchdog_trigger` (`sas_msgs/msg/WatchdogTrigger`) feeds the robot's
-//! [`Watchdog`], which the loop checks once per period; `<robot>/set/shutdown`
+//! [`Watchdog`], which the loop checks once per period (through [`Safety::watchdog`]); `<robot>/set/shutdown`
 //! (`sas_msgs/msg/Bool`, `data: true`) ends this robot's loop as a stop does. On a watchdog
 //! fault the loop calls [`stop_safely`] and ends with the error it returns.
 //!
@@ -91,11 +91,6 @@ impl Safety {
     /// This robot's stop token: triggered by `set/shutdown` or the process's token.
     pub fn stop_token(&self) -> &ShutdownToken {
         &self.stop
-    }
-
-    /// The per-period check: the fault that must stop the robot now, if any.
-    pub fn check(&self, now: Instant) -> Option<WatchdogFault> {
-        self.watchdog.lock().check(now)
     }
 
     /// The shared watchdog, for a reader on another thread (diagnostics).

@@ -22,15 +22,27 @@ use crate::BridgeError;
 const EXCLUSIVITY_CHECK_PERIOD: Duration = Duration::from_secs(1);
 
 /// The latest target received and not yet taken by the loop. A newer message replaces an
-/// older one: only the latest target matters.
+/// older one: only the latest target matters. While a forwarder is set (targets forwarded on
+/// arrival), targets go to it instead, on the executor's thread.
 #[derive(Default)]
 pub(crate) struct TargetMailbox {
     latest: Mutex<Option<Vec<f64>>>,
+    forwarder: Mutex<Option<TargetForwarder>>,
 }
+
+pub(crate) type TargetForwarder = Box<dyn Fn(Vec<f64>) + Send>;
 
 impl TargetMailbox {
     pub fn put(&self, target: Vec<f64>) {
+        if let Some(forward) = self.forwarder.lock().as_ref() {
+            return forward(target);
+        }
         *self.latest.lock() = Some(target);
+    }
+
+    /// Sets (or with `None` removes) the forwarder targets go to on arrival.
+    pub fn forward_on_arrival(&self, forwarder: Option<TargetForwarder>) {
+        *self.forwarder.lock() = forwarder;
     }
 
     pub fn take(&self) -> Option<Vec<f64>> {

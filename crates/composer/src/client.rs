@@ -11,7 +11,8 @@ use rclrs::{IntoPrimitiveOptions, Node, PrimitiveOptions, Publisher, RclrsError,
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::Float64MultiArray;
 use sas_robot_driver_gazebo::{
-    DriverError, ErrorKind, JointSnapshot, RobotDriver, ShutdownToken, SimTime, TargetOutcome,
+    DriverError, ErrorKind, JointSnapshot, RobotDriver, ShutdownToken, SimTime, StateListener,
+    StateListenerGuard, StateListeners, TargetOutcome,
 };
 
 /// How often a waiting `initialize` says what it still waits for.
@@ -199,6 +200,8 @@ impl Latest {
 struct Shared {
     latest: Mutex<Latest>,
     changed: Condvar,
+    /// Run after each joint-state message is taken (on the executor's thread).
+    listeners: Arc<StateListeners>,
 }
 
 /// The latest accepted target, kept in the message that carries it.
@@ -328,11 +331,18 @@ impl RobotDriverClient {
 }
 
 impl Shared {
+    /// Takes the message, then (the lock released: they read the state) runs the listeners.
     fn receive_joint_states(&self, message: &JointState, prefix: &str) {
+        if self.take_joint_states(message, prefix) {
+            self.listeners.notify();
+        }
+    }
+
+    fn take_joint_states(&self, message: &JointState, prefix: &str) -> bool {
         let positions = message.position.as_slice();
         let mut latest = self.latest.lock();
         if !latest.fits(positions.len(), "get/joint_states", prefix) {
-            return;
+            return false;
         }
         let n = positions.len();
         let latest = &mut *latest;
@@ -355,6 +365,7 @@ impl Shared {
             nsec: stamp.nanosec as i32,
         });
         self.changed.notify_all();
+        true
     }
 
     fn receive_limits(&self, message: &Float64MultiArray, upper: bool, prefix: &str) {
@@ -528,6 +539,14 @@ impl RobotDriver for RobotDriverClient {
                 source,
             })?;
         Ok(true)
+    }
+
+    fn add_state_listener(&self, listener: StateListener) -> Option<StateListenerGuard> {
+        Some(self.shared.listeners.add(listener))
+    }
+
+    fn state_source(&self) -> String {
+        format!("{}/get/joint_states", self.prefix)
     }
 
     /// The limits the robot publishes, as last received.

@@ -150,9 +150,9 @@ fn compose(
     }
     // The composite's topics are under the node's name, as the original's.
     let configuration = RobotDriverRosConfiguration {
-        robot_name: node.name(),
         thread_sampling_time: parameters.thread_sampling_time,
         stamp_source: parameters.stamp_source,
+        ..parameters.ros_options.clone()
     };
     tracing::info!(
         "::Composing {} as {}.",

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bridge_node::{
-    DeclaredParameters, ParameterError, ParameterReader, StampSource,
-    DEFAULT_THREAD_SAMPLING_TIME_SEC,
+    DeclaredParameters, ParameterError, ParameterReader, RobotDefaults,
+    RobotDriverRosConfiguration, StampSource, DEFAULT_THREAD_SAMPLING_TIME_SEC,
 };
 use rclrs::Node;
 
@@ -29,6 +29,9 @@ pub struct ComposerParameters {
     pub initialize_timeout: Option<Duration>,
     /// Stamp of the composite's joint states.
     pub stamp_source: StampSource,
+    /// The bridge's publishing options (`joint_states_publishing`, `target_forwarding`,
+    /// `state_timeout_sec`, `stale_joint_states`, `realtime_priority`), with the node's name.
+    pub ros_options: RobotDriverRosConfiguration,
     _declared: DeclaredParameters,
 }
 
@@ -82,6 +85,8 @@ impl ComposerParameters {
              robot's stamp)",
             "node_clock".into(),
         )?;
+        let options = RobotDefaults::default().declare_publishing_options(&mut reader)?;
+        let ros_options = options.ros_configuration(&reader, node.name())?;
 
         let mut robot_driver_client_names: Vec<String> = Vec::with_capacity(names.len());
         for name in names.iter() {
@@ -122,6 +127,7 @@ impl ComposerParameters {
             joint_limits,
             initialize_timeout,
             stamp_source,
+            ros_options,
             _declared: reader.into_declared(),
         })
     }

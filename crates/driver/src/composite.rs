@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::{DriverError, JointSnapshot, RobotDriver, ShutdownToken, TargetOutcome};
+use crate::{
+    DriverError, JointSnapshot, RobotDriver, ShutdownToken, StateListener, StateListenerGuard,
+    TargetOutcome,
+};
 
 /// Who runs the parts' lifecycle, and so who forwards their targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -364,6 +367,22 @@ impl RobotDriver for RobotDriverComposite {
             }
         }
         first_error.map_or(Ok(forwarded), Err)
+    }
+
+    /// A part's new state is a new composite state: the listener runs on each part's
+    /// receive thread. `None` if a part cannot notify.
+    fn add_state_listener(&self, listener: StateListener) -> Option<StateListenerGuard> {
+        let guards = self
+            .parts
+            .iter()
+            .map(|part| part.driver.add_state_listener(listener.clone()))
+            .collect::<Option<Vec<_>>>()?;
+        Some(StateListenerGuard::merge(guards))
+    }
+
+    fn state_source(&self) -> String {
+        let sources: Vec<String> = self.parts.iter().map(|p| p.driver.state_source()).collect();
+        sources.join(", ")
     }
 
     fn get_joint_limits(&self) -> Result<(Vec<f64>, Vec<f64>), DriverError> {

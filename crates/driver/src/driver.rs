@@ -7,6 +7,7 @@ use gz_transport::{MessageInfo, Node, NodeOptions, Publisher, Subscription};
 use parking_lot::{Mutex, RwLock};
 
 use crate::cache::Interest;
+use crate::listeners::{StateListener, StateListenerGuard, StateListeners};
 use crate::source::SourceGate;
 use crate::target::{apply_limits, check_limits, check_shape, RateLimitedWarning};
 use crate::{
@@ -79,6 +80,8 @@ pub struct RobotDriverGazebo {
     config: RobotDriverGazeboConfiguration,
     node: Node,
     cache: Arc<JointStateCache>,
+    /// Run on the receive thread after each message is in the cache.
+    listeners: Arc<StateListeners>,
     state: AtomicU8,
     /// Serialises lifecycle transitions (never held while `initialize` waits).
     lifecycle: Mutex<()>,
@@ -137,6 +140,7 @@ impl RobotDriverGazebo {
         Ok(RobotDriverGazebo {
             node,
             cache: Arc::new(JointStateCache::new(joint_count)),
+            listeners: Arc::default(),
             state: AtomicU8::new(DriverState::Disconnected as u8),
             lifecycle: Mutex::new(()),
             links: Mutex::new(None),
@@ -207,14 +211,17 @@ impl RobotDriverGazebo {
             &self.config.joint_states_topic,
             self.foreign_joint_states.clone(),
         );
+        let listeners = self.listeners.clone();
         let joint_states = self
             .node
             .subscribe(
                 &self.config.joint_states_topic,
                 move |model: Model, info: &MessageInfo| {
                     let now = Instant::now();
-                    if source.admit(&info.publisher_address, now) {
-                        receiver.receive(&model, now);
+                    if source.admit(&info.publisher_address, now)
+                        && receiver.receive(&model, now).is_some()
+                    {
+                        listeners.notify();
                     }
                 },
             )
@@ -392,6 +399,13 @@ impl RobotDriverGazebo {
     /// and efforts of one Gazebo message together.
     pub fn read_snapshot(&self, out: &mut JointSnapshot) {
         self.cache.read(out);
+    }
+
+    /// Runs `listener` on the receive thread after every message that carried one of our
+    /// joints is in the cache, until the guard is dropped. A binding publishes from it the
+    /// moment Gazebo's state arrives, without a thread of its own waking to poll the cache.
+    pub fn add_state_listener(&self, listener: StateListener) -> StateListenerGuard {
+        self.listeners.add(listener)
     }
 
     /// A freshly allocated [`read_snapshot`](Self::read_snapshot).

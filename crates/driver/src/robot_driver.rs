@@ -3,7 +3,10 @@
 //! and so do composites of drivers, so one loop (the ROS node's, the Python module's) serves
 //! any of them.
 
-use crate::{DriverError, JointSnapshot, RobotDriverGazebo, ShutdownToken, TargetOutcome};
+use crate::{
+    DriverError, JointSnapshot, RobotDriverGazebo, ShutdownToken, StateListener,
+    StateListenerGuard, TargetOutcome,
+};
 
 /// What a control loop needs from a robot, free of any middleware. Every method takes `&self`
 /// and implementations are `Send + Sync`: a loop thread, an executor thread and other robots'
@@ -73,6 +76,19 @@ pub trait RobotDriver: Send + Sync {
     /// # Errors
     /// Not initialized.
     fn get_joint_limits(&self) -> Result<(Vec<f64>, Vec<f64>), DriverError>;
+
+    /// Runs `listener` after every new state (on the thread that received it) while the
+    /// guard lives; `None` if the driver cannot tell when its state changes (a loop then
+    /// reads it every period).
+    fn add_state_listener(&self, listener: StateListener) -> Option<StateListenerGuard> {
+        let _ = listener;
+        None
+    }
+
+    /// Where the state comes from, for log lines (e.g. the Gazebo topic).
+    fn state_source(&self) -> String {
+        "the robot".into()
+    }
 }
 
 impl RobotDriver for RobotDriverGazebo {
@@ -118,5 +134,13 @@ impl RobotDriver for RobotDriverGazebo {
 
     fn get_joint_limits(&self) -> Result<(Vec<f64>, Vec<f64>), DriverError> {
         RobotDriverGazebo::get_joint_limits(self)
+    }
+
+    fn add_state_listener(&self, listener: StateListener) -> Option<StateListenerGuard> {
+        Some(RobotDriverGazebo::add_state_listener(self, listener))
+    }
+
+    fn state_source(&self) -> String {
+        self.configuration().joint_states_topic.clone()
     }
 }

@@ -1,0 +1,234 @@
+"""The publishing modes (issue 14) and staleness (issue 15 item 1), end to end: gz-joint-sim,
+sas_robot_driver_ros_gazebo_node and rclpy (and the Ignition CLI on the Gazebo side), each in
+its own process. Rates are judged over whole seconds with margins for 2 loaded cores; the
+benchmark (scripts/bench), not these tests, measures speed."""
+
+import os
+import pathlib
+import signal
+import subprocess
+import time
+
+import pytest
+import yaml
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from conftest import CONFIG, UR3E_JOINTS, UR3E_STATES, binary
+
+START_S = 30
+STATES = '/ur3e_1/get/joint_states'
+TARGETS = '/ur3e_1/set/target_joint_positions'
+PAN_CMD = '/model/ur3e/joint/shoulder_pan_joint/0/cmd_pos'
+
+
+def ur3e_bridge(world, *parameters):
+    """The node with config/config.yaml's ur3e_1 block and `parameters` ("name:=value") over
+    it, in a params file of its own (a `-p` override loses to the block's own value)."""
+    block = yaml.safe_load(CONFIG.read_text())['ur3e_1']['ros__parameters']
+    for parameter in parameters:
+        name, value = parameter.split(':=', 1)
+        block[name] = yaml.safe_load(value)
+    params = world.params_file(yaml.safe_dump({'ur3e_1': {'ros__parameters': block}}))
+    return world.bridge('-r', '__node:=ur3e_1', '--params-file', params)
+
+
+def sim_time(state) -> float:
+    return state.header.stamp.sec + state.header.stamp.nanosec * 1e-9
+
+
+def collect(world, states, seconds: float) -> list:
+    """The states received during the next `seconds` (after spinning through them)."""
+    start = len(states)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        world.spin()
+    return states[start:]
+
+
+def test_on_arrival_publishes_at_most_once_per_period(world):
+    """Gazebo at 500 Hz, loop at 20 Hz: the ROS rate is the loop's, each state a new Gazebo
+    message."""
+    world.sim()
+    bridge = ur3e_bridge(world, 'thread_sampling_time_sec:=0.05', 'joint_states_stamp:=gazebo')
+    states = world.subscribe(JointState, STATES)
+    world.wait_for(lambda: len(states) > 5, START_S, 'joint states')
+    bridge.wait_output('::Robot initialized.', 5)
+    window = collect(world, states, 4.0)
+    # At most one per 50 ms period: 80 in 4 s, plus the cap's burst of 4 and one at each end.
+    assert len(window) <= 80 + 4 + 2, f'{len(window)} states in 4 s at a 50 ms loop'
+    assert len(window) >= 40, f'only {len(window)} states in 4 s: not publishing per period'
+    stamps = [sim_time(m) for m in window]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps), \
+        'every state is a new Gazebo message'
+
+
+def model_text(position: float) -> str:
+    """A UR3e `Model` in protobuf text format: every joint at `position`, limits ±2π."""
+    return ' '.join(f'joint {{ name: "{joint}" axis1 {{ position: {position} '
+                    f'limit_lower: -6.28 limit_upper: 6.28 }} }}' for joint in UR3E_JOINTS)
+
+
+def test_a_message_arriving_within_the_period_is_published_at_its_end_latest_wins(world):
+    """Our gz-topic CLI plays Gazebo (it waits for the bridge's subscription before it
+    sends): message 1 is published at once; 2 and 3 come within the same 6 s period, so the
+    next state, at the period's end, is 3, and 2 is never reported."""
+    bridge = ur3e_bridge(world, 'thread_sampling_time_sec:=6.0')
+    gz_topic = binary('GZ_TOPIC_BIN', 'gz-topic')
+    received = []
+    world.node.create_subscription(JointState, STATES,
+                                   lambda m: received.append((time.monotonic(), m)), 10)
+
+    def gazebo_sends(position: float):
+        subprocess.run([gz_topic, '-t', UR3E_STATES, '-m', 'gz.msgs.Model', '--wait', '20',
+                        '-p', model_text(position)], env=world.env(), check=True, timeout=30,
+                       capture_output=True)
+
+    # Volatile topics: a state published before discovery matched us would be lost.
+    world.wait_for(lambda: world.node.count_publishers(STATES) > 0, START_S,
+                   'the bridge\'s joint-state publisher')
+    gazebo_sends(1.0)
+    world.wait_for(lambda: received, START_S, 'the state of the first Model')
+    bridge.wait_output('::Robot initialized.', 5)
+    first_at, first = received[0]
+    assert list(first.position) == [1.0] * 6
+    gazebo_sends(2.0)
+    gazebo_sends(3.0)
+    sent = time.monotonic()
+    assert sent - first_at < 4.0, 'the CLI took too long to test within one period'
+    world.wait_for(lambda: len(received) >= 2, 10, 'the state at the end of the period')
+    second_at, second = received[1]
+    assert list(second.position) == [3.0] * 6, 'the latest message wins'
+    assert second_at - first_at > 6.0 * 3 / 4 - 0.1, \
+        f'published {second_at - first_at:.2f} s after the first: sooner than the rate cap'
+    assert second_at - sent < 6.0, 'published when its slot came'
+    collect(world, received, 0.5)
+    assert [list(m.position)[0] for _, m in received] == [1.0, 3.0]
+
+
+def test_grid_mode_publishes_every_period(world):
+    world.sim()
+    ur3e_bridge(world, 'thread_sampling_time_sec:=0.05', 'joint_states_publishing:=grid')
+    states = world.subscribe(JointState, STATES)
+    world.wait_for(lambda: len(states) > 5, START_S, 'joint states')
+    window = collect(world, states, 4.0)
+    assert 60 <= len(window) <= 82, f'{len(window)} states in 4 s on a 50 ms grid'
+
+
+def stop_gazebo_and_resume(world, sim, bridge, states, *, expect_published: bool):
+    """Freezes the simulator (SIGSTOP) until the bridge says the robot is stale, checks what
+    is published meanwhile, resumes it and waits for the recovery line."""
+    world.wait_for(lambda: len(states) > 10, START_S, 'joint states')
+    bridge.wait_output('::Robot initialized.', 5)
+    os.kill(sim.proc.pid, signal.SIGSTOP)
+    try:
+        bridge.wait_output('is stale', 10)
+        line = next(l for l in bridge.lines if 'is stale' in l)
+        assert 'Robot ur3e_1 is stale' in line and UR3E_STATES in line, line
+        assert ' ms (state timeout 200.0 ms)' in line, line
+        collect(world, states, 0.3)  # what was on its way when the simulator stopped
+        during = collect(world, states, 1.0)
+    finally:
+        os.kill(sim.proc.pid, signal.SIGCONT)
+    bridge.wait_output('again after an outage of', 10)
+    line = next(l for l in bridge.lines if 'again after an outage of' in l)
+    assert 'Robot ur3e_1: joint states on' in line and UR3E_STATES in line, line
+    after = len(states)
+    world.wait_for(lambda: len(states) > after + 5, 10, 'joint states after the outage')
+    if expect_published:
+        assert len(during) > 5, 'republish: the last state goes on every period'
+    else:
+        assert during == [], f'{len(during)} states published while Gazebo was stopped'
+    # One WARN per outage: the next line about the robot's state is the recovery.
+    stale = [l for l in bridge.lines if 'is stale' in l or 'again after an outage' in l]
+    assert all('is stale' in a and 'outage' in b for a, b in zip(stale[::2], stale[1::2])), stale
+
+
+def test_nothing_is_published_while_gazebo_is_stopped_and_the_outage_is_logged(world):
+    sim = world.sim()
+    bridge = ur3e_bridge(world, 'state_timeout_sec:=0.2')
+    states = world.subscribe(JointState, STATES)
+    stop_gazebo_and_resume(world, sim, bridge, states, expect_published=False)
+
+
+def test_grid_mode_withholds_stale_state_by_default(world):
+    sim = world.sim()
+    bridge = ur3e_bridge(world, 'state_timeout_sec:=0.2', 'joint_states_publishing:=grid')
+    states = world.subscribe(JointState, STATES)
+    stop_gazebo_and_resume(world, sim, bridge, states, expect_published=False)
+
+
+def test_grid_mode_republishes_stale_state_as_the_original_when_asked(world):
+    sim = world.sim()
+    bridge = ur3e_bridge(world, 'state_timeout_sec:=0.2', 'joint_states_publishing:=grid',
+                         'stale_joint_states:=republish')
+    states = world.subscribe(JointState, STATES)
+    stop_gazebo_and_resume(world, sim, bridge, states, expect_published=True)
+
+
+def test_targets_on_arrival_reach_gazebo_without_waiting_for_a_period(world):
+    """A 10 s loop: forwarded every period, a target sent just after initialization would
+    wait ~10 s for the first one; on arrival Gazebo (read by the Ignition CLI) has it at once
+    and the joint moves."""
+    world.sim('--msgs-prefix', 'ignition.msgs.')
+    bridge = ur3e_bridge(world, 'gz_msgs_prefix:=ignition.msgs.',
+                         'thread_sampling_time_sec:=10.0', 'target_forwarding:=on_arrival')
+    targets = world.publisher(Float64MultiArray, TARGETS)
+    bridge.wait_output('::Robot initialized.', START_S)
+    start = world.gazebo_positions()['shoulder_pan_joint']
+    sent = time.monotonic()
+    targets.publish(Float64MultiArray(data=[start + 0.5, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    world.wait_for(lambda: time.monotonic() > sent + 1.5, 5, '1.5 s')
+    moved = world.gazebo_positions()['shoulder_pan_joint'] - start
+    assert time.monotonic() - sent < 8.0, 'reading Gazebo took too long to tell'
+    assert moved > 0.1, f'the joint moved {moved:.3f} rad towards a target 0.5 rad away'
+    assert bridge.count('::Target refused') == 0
+
+
+def thread_policies(pid: int) -> dict[str, int]:
+    """Scheduling policy (0 normal, 1 FIFO) by thread name."""
+    policies = {}
+    for tid in os.listdir(f'/proc/{pid}/task'):
+        try:
+            name = pathlib.Path(f'/proc/{pid}/task/{tid}/comm').read_text().strip()
+            stat = pathlib.Path(f'/proc/{pid}/task/{tid}/stat').read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(')', 1)[1].split()
+        policies[f'{name}:{tid}' if tid != str(pid) else 'main'] = int(fields[38])
+    return policies
+
+
+def test_realtime_priority_runs_the_loop_and_receive_threads_at_sched_fifo(world):
+    if subprocess.run(['chrt', '--fifo', '1', 'true'], capture_output=True).returncode != 0:
+        pytest.skip('SCHED_FIFO is not allowed here')
+    world.sim()
+    bridge = ur3e_bridge(world, 'realtime_priority:=3')
+    states = world.subscribe(JointState, STATES)
+    world.wait_for(lambda: len(states) > 5, START_S, 'joint states')
+    bridge.wait_output('the gz-transport receive thread runs at SCHED_FIFO 3', 10)
+    assert bridge.count('the loop thread runs at SCHED_FIFO 3') == 1
+    policies = thread_policies(bridge.proc.pid)
+    assert policies['main'] == 1, policies
+    assert any(name.startswith('gz-receive') and p == 1 for name, p in policies.items()), policies
+
+
+def test_realtime_priority_without_the_capability_warns_naming_it_and_keeps_running(world):
+    """Root without CAP_SYS_NICE (dropped from the bounding set) and RLIMIT_RTPRIO 0, as an
+    ordinary user is."""
+    if os.geteuid() != 0:
+        pytest.skip('needs root to drop CAP_SYS_NICE')
+    world.sim()
+    node = binary('BRIDGE_NODE_BIN', 'sas_robot_driver_ros_gazebo_node')
+    bridge = world.start(['prlimit', '--rtprio=0', '--', 'setpriv', '--bounding-set=-sys_nice',
+                          '--inh-caps=-sys_nice', node, '--ros-args', '-r', '__node:=ur3e_1',
+                          '--params-file', CONFIG, '-p', 'realtime_priority:=3'])
+    # (realtime_priority is not in the ur3e_1 block, so the -p override applies.)
+    states = world.subscribe(JointState, STATES)
+    world.wait_for(lambda: len(states) > 5, START_S, 'joint states despite the warning')
+    bridge.wait_output('the loop thread keeps normal scheduling', 10)
+    line = next(l for l in bridge.lines if 'the loop thread keeps normal scheduling' in l)
+    assert '[WARN]' in line, line
+    assert 'CAP_SYS_NICE' in line and 'RLIMIT_RTPRIO is 0' in line, line
+    bridge.wait_output('the gz-transport receive thread keeps normal scheduling', 10)
+    assert all(p == 0 for p in thread_policies(bridge.proc.pid).values())
