@@ -73,7 +73,7 @@ pub use error::BridgeError;
 pub use executor_thread::ExecutorThread;
 pub use log_route::{install_log_route, route_logs_to, LogRoute};
 pub use multi::{CompositeParameters, MultiRobot, MultiRobotParameters, RobotLoop};
-pub use node_main::{run_node, NodeExit};
+pub use node_main::{node_binary_main, run_node, run_ros_node, serve_robot, NodeExit};
 pub use params::{
     DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
     RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,

@@ -10,9 +10,7 @@
 
 use std::process::ExitCode;
 
-use bridge_node::{NodeExit, ShutdownToken, StopSignals, Teardown, TEARDOWN_BOUND};
 use clap::Parser;
-use tracing_subscriber::EnvFilter;
 
 /// The node's name unless remapped (`--ros-args -r __node:=ur3e_1`), as the original's.
 const NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
@@ -54,32 +52,13 @@ const NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
 struct Cli {}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    match rclrs::extract_non_ros_args(args.clone()) {
-        Ok(own_args) => drop(Cli::parse_from(own_args)),
-        Err(err) => {
-            eprintln!("{NODE_NAME}: invalid ROS arguments: {err}");
-            return ExitCode::from(NodeExit::Usage.code());
-        }
-    }
-    bridge_node::install_log_route(EnvFilter::new("info"));
-    let shutdown = ShutdownToken::new();
-    match StopSignals::install(shutdown.clone()) {
-        Ok(signals) => signals.keep_until_exit(),
-        Err(err) => {
-            eprintln!("{NODE_NAME}: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {err}");
-            return ExitCode::FAILURE;
-        }
-    }
-    let teardown = match Teardown::spawn(NODE_NAME, TEARDOWN_BOUND) {
-        Ok(teardown) => teardown,
-        Err(err) => {
-            eprintln!("{NODE_NAME}: cannot start the stop watchdog: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let exit = bridge_node::run_node(args, NODE_NAME, NODE_NAME, &shutdown, &teardown);
-    // Still watched: the exit handlers (DDS's among them) run after this.
-    teardown.stage("exiting (the process's exit handlers)");
-    ExitCode::from(exit.code())
+    bridge_node::node_binary_main(
+        NODE_NAME,
+        |own_args| {
+            Cli::parse_from(own_args);
+        },
+        |args, shutdown, teardown| {
+            bridge_node::run_node(args, NODE_NAME, NODE_NAME, shutdown, teardown)
+        },
+    )
 }

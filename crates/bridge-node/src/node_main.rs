@@ -2,17 +2,22 @@
 //! the Python module (the legacy script's `implementation:=python` path) both run it, so
 //! the two paths are one node as ROS sees it — the same parameters, declared by the same
 //! code, the same topics, the same log lines on the same logger, the same stop.
+//!
+//! And the pieces every node process of the workspace is made of (the bridge node, the
+//! composer, the Python module): [`node_binary_main`] (command line, logs, stop signals, the
+//! bound on the stop), [`run_ros_node`] (the ROS context and the node, dropped in order) and
+//! [`serve_robot`] (one robot's loop beside the executor's thread).
 
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use rclrs::{Context, CreateBasicExecutor, Executor, InitOptions, Node};
-use sas_robot_driver_gazebo::{RobotDriverGazebo, ShutdownToken};
+use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};
+use tracing_subscriber::EnvFilter;
 
-#[cfg(doc)]
-use crate::StopSignals;
 use crate::{
-    route_logs_to, ExecutorThread, MultiRobot, MultiRobotParameters, NodeParameters,
-    RobotDriverRos, RobotLoop, RosLogLayer, Teardown,
+    install_log_route, route_logs_to, ExecutorThread, MultiRobot, MultiRobotParameters,
+    NodeParameters, RobotDriverRos, RobotLoop, RosLogLayer, StopSignals, Teardown, TEARDOWN_BOUND,
 };
 
 /// How a node run ended, as the process's exit status.
@@ -37,18 +42,58 @@ impl NodeExit {
     }
 }
 
-/// Runs the bridge node until `shutdown` is triggered (by [`StopSignals`]: SIGINT, SIGTERM,
-/// SIGHUP): ROS initialised from `args` (`--ros-args …`), a node named `default_node_name`
-/// unless remapped, one robot from its parameters, or several when `robots` names parameter
-/// groups. `program` starts the lines printed before the node exists. The stop is bounded by
-/// `teardown` from the trigger (or the loops' end) on; the caller may keep it running past
-/// the return (a binary, to bound its exit too) or [`finish`](Teardown::finish) it.
-pub fn run_node(
+/// The `main` of a node binary named `program`: `check_cli` sees the arguments without the
+/// ROS ones (clap's `--help`/`--version` exit there), log lines go to stderr until a node's
+/// logger takes them, SIGINT/SIGTERM/SIGHUP trigger the stop token for the whole process, and
+/// the stop is bounded by [`TEARDOWN_BOUND`] up to and including the process's exit handlers
+/// (DDS's among them). `run` gets the full arguments, the token and the bound.
+pub fn node_binary_main(
+    program: &str,
+    check_cli: impl FnOnce(Vec<String>),
+    run: impl FnOnce(Vec<String>, &ShutdownToken, &Teardown) -> NodeExit,
+) -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    match rclrs::extract_non_ros_args(args.clone()) {
+        Ok(own_args) => check_cli(own_args),
+        Err(err) => {
+            eprintln!("{program}: invalid ROS arguments: {err}");
+            return ExitCode::from(NodeExit::Usage.code());
+        }
+    }
+    install_log_route(EnvFilter::new("info"));
+    let shutdown = ShutdownToken::new();
+    match StopSignals::install(shutdown.clone()) {
+        Ok(signals) => signals.keep_until_exit(),
+        Err(err) => {
+            eprintln!("{program}: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let teardown = match Teardown::spawn(program, TEARDOWN_BOUND) {
+        Ok(teardown) => teardown,
+        Err(err) => {
+            eprintln!("{program}: cannot start the stop watchdog: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let exit = run(args, &shutdown, &teardown);
+    // Still watched: the exit handlers (DDS's among them) run after this.
+    teardown.stage("exiting (the process's exit handlers)");
+    ExitCode::from(exit.code())
+}
+
+/// ROS initialised from `args` (`--ros-args …`), a node named `default_node_name` unless
+/// remapped, `body` run on it (it routes the log lines to the node's logger while it runs),
+/// then the node and the context dropped in order. `program` starts the lines printed
+/// before the node exists. The stop is bounded by `teardown` from the trigger of `shutdown`
+/// (or the end of `body`) on.
+pub fn run_ros_node(
     args: Vec<String>,
     default_node_name: &str,
     program: &str,
     shutdown: &ShutdownToken,
     teardown: &Teardown,
+    body: impl FnOnce(&Node, Executor) -> NodeExit,
 ) -> NodeExit {
     let _countdown = teardown.begin_on(shutdown);
 
@@ -69,33 +114,91 @@ pub fn run_node(
             return NodeExit::Failure;
         }
     };
-    teardown.stage("reading the parameters");
-    // Read first: with several robots, every log line names its robot.
-    let multi = MultiRobotParameters::declare(&node);
-    let mut log = RosLogLayer::new(node.logger().clone());
-    if matches!(multi, Ok(Some(_))) {
-        log = log.with_robot_prefix();
-    }
-    let log_route = route_logs_to(log);
-
-    tracing::info!("::Loading parameters from parameter server.");
-    let exit = match multi {
-        Err(err) => {
-            tracing::error!("::Exception::{err}");
-            NodeExit::Usage
-        }
-        Ok(Some(parameters)) => run_robots(&node, executor, &parameters, shutdown, teardown),
-        Ok(None) => run_robot(&node, executor, shutdown, teardown),
-    };
+    let exit = body(&node, executor);
     teardown.begin();
-    // Lines go to stderr again before the node's logger goes away.
-    drop(log_route);
     teardown.stage("destroying the node");
     drop(node);
     teardown.stage("shutting down the ROS context");
     drop(context);
     teardown.stage("returning from the node");
     exit
+}
+
+/// Serves one robot: `bridge`'s control loop on this thread while the executor spins on its
+/// own, then the stop in order (executor, then the robot's topics and driver, `what`).
+pub fn serve_robot<D: RobotDriver + ?Sized + 'static>(
+    bridge: RobotDriverRos<D>,
+    executor: Executor,
+    teardown: &Teardown,
+    what: &'static str,
+) -> NodeExit {
+    let spinner = match ExecutorThread::spawn(executor) {
+        Ok(spinner) => spinner,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return NodeExit::Failure;
+        }
+    };
+    teardown.stage("in the control loop (connect, initialize, periods, deinitialize, disconnect)");
+    let outcome = bridge.control_loop();
+    teardown.begin();
+    teardown.stage("stopping the ROS executor");
+    for err in spinner.stop() {
+        tracing::error!("::The ROS executor reported: {err}");
+    }
+    teardown.stage(what);
+    drop(bridge);
+    match outcome {
+        Ok(_) => NodeExit::Stopped,
+        Err(err) => {
+            tracing::error!("::Exception caught::{err}");
+            NodeExit::Failure
+        }
+    }
+}
+
+/// Runs the bridge node until `shutdown` is triggered (by [`StopSignals`]: SIGINT, SIGTERM,
+/// SIGHUP): ROS initialised from `args` (`--ros-args …`), a node named `default_node_name`
+/// unless remapped, one robot from its parameters, or several when `robots` names parameter
+/// groups. `program` starts the lines printed before the node exists. The stop is bounded by
+/// `teardown` from the trigger (or the loops' end) on; the caller may keep it running past
+/// the return (a binary, to bound its exit too) or [`finish`](Teardown::finish) it.
+pub fn run_node(
+    args: Vec<String>,
+    default_node_name: &str,
+    program: &str,
+    shutdown: &ShutdownToken,
+    teardown: &Teardown,
+) -> NodeExit {
+    run_ros_node(
+        args,
+        default_node_name,
+        program,
+        shutdown,
+        teardown,
+        |node, executor| {
+            teardown.stage("reading the parameters");
+            // Read first: with several robots, every log line names its robot.
+            let multi = MultiRobotParameters::declare(node);
+            let mut log = RosLogLayer::new(node.logger().clone());
+            if matches!(multi, Ok(Some(_))) {
+                log = log.with_robot_prefix();
+            }
+            // Dropped at the end of this closure: lines go to stderr again before the node's
+            // logger goes away.
+            let _log_route = route_logs_to(log);
+
+            tracing::info!("::Loading parameters from parameter server.");
+            match multi {
+                Err(err) => {
+                    tracing::error!("::Exception::{err}");
+                    NodeExit::Usage
+                }
+                Ok(Some(parameters)) => run_robots(node, executor, &parameters, shutdown, teardown),
+                Ok(None) => run_robot(node, executor, shutdown, teardown),
+            }
+        },
+    )
 }
 
 /// One robot, from the node's own parameters (the original's node).
@@ -134,30 +237,12 @@ fn run_robot(
             return NodeExit::Failure;
         }
     };
-    let spinner = match ExecutorThread::spawn(executor) {
-        Ok(spinner) => spinner,
-        Err(err) => {
-            tracing::error!("::Exception::{err}");
-            return NodeExit::Failure;
-        }
-    };
-
-    teardown.stage("in the control loop (connect, initialize, periods, deinitialize, disconnect)");
-    let outcome = bridge.control_loop();
-    teardown.begin();
-    teardown.stage("stopping the ROS executor");
-    for err in spinner.stop() {
-        tracing::error!("::The ROS executor reported: {err}");
-    }
-    teardown.stage("destroying the robot's topics and driver");
-    drop(bridge);
-    match outcome {
-        Ok(_) => NodeExit::Stopped,
-        Err(err) => {
-            tracing::error!("::Exception caught::{err}");
-            NodeExit::Failure
-        }
-    }
+    serve_robot(
+        bridge,
+        executor,
+        teardown,
+        "destroying the robot's topics and driver",
+    )
 }
 
 /// Several robots (and composites), one loop thread each, until the shutdown token; one

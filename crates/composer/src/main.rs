@@ -10,16 +10,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bridge_node::{
-    route_logs_to, ExecutorThread, NodeExit, RobotDriverRos, RobotDriverRosConfiguration,
-    RosLogLayer, StopSignals, Teardown, TEARDOWN_BOUND,
+    route_logs_to, serve_robot, NodeExit, RobotDriverRos, RobotDriverRosConfiguration, RosLogLayer,
+    Teardown,
 };
 use clap::Parser;
 use composer::{ComposerParameters, RobotDriverClient};
-use rclrs::{Context, CreateBasicExecutor, Executor, InitOptions, Node};
+use rclrs::{Executor, Node};
 use sas_robot_driver_gazebo::{
     CompositePart, PartOwnership, RobotDriver, RobotDriverComposite, ShutdownToken,
 };
-use tracing_subscriber::EnvFilter;
 
 /// The node's name unless remapped (the original's).
 const NODE_NAME: &str = "sas_robot_driver_ros_composer_node";
@@ -44,67 +43,25 @@ const NODE_NAME: &str = "sas_robot_driver_ros_composer_node";
 struct Cli {}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    match rclrs::extract_non_ros_args(args.clone()) {
-        Ok(own_args) => drop(Cli::parse_from(own_args)),
-        Err(err) => {
-            eprintln!("{NODE_NAME}: invalid ROS arguments: {err}");
-            return ExitCode::from(NodeExit::Usage.code());
-        }
-    }
-    bridge_node::install_log_route(EnvFilter::new("info"));
-    let shutdown = ShutdownToken::new();
-    match StopSignals::install(shutdown.clone()) {
-        Ok(signals) => signals.keep_until_exit(),
-        Err(err) => {
-            eprintln!("{NODE_NAME}: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {err}");
-            return ExitCode::FAILURE;
-        }
-    }
-    let teardown = match Teardown::spawn(NODE_NAME, TEARDOWN_BOUND) {
-        Ok(teardown) => teardown,
-        Err(err) => {
-            eprintln!("{NODE_NAME}: cannot start the stop watchdog: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let exit = run(args, &shutdown, &teardown);
-    // Still watched: the exit handlers (DDS's among them) run after this.
-    teardown.stage("exiting (the process's exit handlers)");
-    ExitCode::from(exit.code())
-}
-
-/// The composer node until `shutdown`, stopped like the bridge node (`bridge_node::run_node`):
-/// any number of SIGINT/SIGTERM/SIGHUP at any stage, the stop bounded by `teardown`.
-fn run(args: Vec<String>, shutdown: &ShutdownToken, teardown: &Teardown) -> NodeExit {
-    let _countdown = teardown.begin_on(shutdown);
-    teardown.stage("initialising ROS");
-    let context = match Context::new(args, InitOptions::new()) {
-        Ok(context) => context,
-        Err(err) => {
-            eprintln!("{NODE_NAME}: cannot initialise ROS (check --ros-args): {err}");
-            return NodeExit::Usage;
-        }
-    };
-    let executor = context.create_basic_executor();
-    teardown.stage("creating the node");
-    let node = match executor.create_node(NODE_NAME) {
-        Ok(node) => node,
-        Err(err) => {
-            eprintln!("{NODE_NAME}: cannot create the node: {err}");
-            return NodeExit::Failure;
-        }
-    };
-    let log_route = route_logs_to(RosLogLayer::new(node.logger().clone()));
-    let exit = compose(&node, executor, shutdown, teardown);
-    teardown.begin();
-    drop(log_route);
-    teardown.stage("destroying the node");
-    drop(node);
-    teardown.stage("shutting down the ROS context");
-    drop(context);
-    teardown.stage("returning from the node");
-    exit
+    bridge_node::node_binary_main(
+        NODE_NAME,
+        |own_args| {
+            Cli::parse_from(own_args);
+        },
+        |args, shutdown, teardown| {
+            bridge_node::run_ros_node(
+                args,
+                NODE_NAME,
+                NODE_NAME,
+                shutdown,
+                teardown,
+                |node, executor| {
+                    let _log_route = route_logs_to(RosLogLayer::new(node.logger().clone()));
+                    compose(node, executor, shutdown, teardown)
+                },
+            )
+        },
+    )
 }
 
 fn compose(
@@ -167,28 +124,10 @@ fn compose(
                 return NodeExit::Failure;
             }
         };
-    let spinner = match ExecutorThread::spawn(executor) {
-        Ok(spinner) => spinner,
-        Err(err) => {
-            tracing::error!("::Exception::{err}");
-            return NodeExit::Failure;
-        }
-    };
-
-    teardown.stage("in the control loop (connect, initialize, periods, deinitialize, disconnect)");
-    let outcome = bridge.control_loop();
-    teardown.begin();
-    teardown.stage("stopping the ROS executor");
-    for err in spinner.stop() {
-        tracing::error!("::The ROS executor reported: {err}");
-    }
-    teardown.stage("destroying the composite's topics and clients");
-    drop(bridge);
-    match outcome {
-        Ok(_) => NodeExit::Stopped,
-        Err(err) => {
-            tracing::error!("::Exception caught::{err}");
-            NodeExit::Failure
-        }
-    }
+    serve_robot(
+        bridge,
+        executor,
+        teardown,
+        "destroying the composite's topics and clients",
+    )
 }
