@@ -463,25 +463,24 @@ mod tests {
     }
 
     #[test]
-    fn counters_follow_the_snapshots_the_loop_read() {
-        let health = RobotHealth::new();
-        let mut snapshot = JointSnapshot::new(1);
-        let mut statistics = LoopStatistics::default();
-        for sequence in [1, 2, 5, 5, 6] {
-            snapshot.sequence = sequence;
-            snapshot.received_at = Some(Instant::now());
-            statistics.periods += 1;
-            health.after_period(&statistics, &snapshot, true);
-        }
-        let counters = health.counters(Instant::now());
-        assert_eq!(counters.gazebo_messages, 6);
-        assert_eq!(
-            counters.never_reported, 2,
-            "3 and 4 were replaced before a period"
+    fn health_reads_the_loops_counters_and_the_state_age() {
+        let counters = Arc::new(RobotCounters::default());
+        let health = RobotHealth::new(
+            counters.clone(),
+            Box::new(|| Some(Duration::from_millis(3))),
         );
-        assert_eq!(counters.joint_states_published, 5);
-        assert_eq!(counters.periods, 5);
-        assert!(counters.state_age.unwrap() < Duration::from_secs(1));
+        counters.gazebo_messages.store(6, Ordering::Relaxed);
+        counters.never_reported.store(2, Ordering::Relaxed);
+        counters.joint_states_published.store(4, Ordering::Relaxed);
+        counters.periods.store(5, Ordering::Relaxed);
+        counters.stale.store(true, Ordering::Relaxed);
+        let read = health.counters(Instant::now());
+        assert_eq!(read.gazebo_messages, 6);
+        assert_eq!(read.never_reported, 2);
+        assert_eq!(read.joint_states_published, 4);
+        assert_eq!(read.periods, 5);
+        assert!(read.stale);
+        assert_eq!(read.state_age, Some(Duration::from_millis(3)));
         for phase in [
             Phase::Created,
             Phase::Initializing,
