@@ -173,8 +173,9 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
         if outcome.is_err() {
             // DDS delivers in the background what a failure sent last (the ERROR status;
             // after a watchdog fault the hold, to robots reached over ROS): a process exiting
-            // at once would drop it.
-            self.shutdown.wait_timeout(DELIVERY_GRACE);
+            // at once would drop it. A sleep, not a wait on the stop token: a watchdog fault
+            // ends the loop by triggering that token.
+            std::thread::sleep(DELIVERY_GRACE);
         }
         outcome
     }
@@ -670,7 +671,10 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         if self.faulted.load(Ordering::SeqCst) {
             return; // holding still until the loop ends
         }
-        if let Some(fault) = self.watchdog.lock().check(now) {
+        // The watchdog's lock is released before the hold is sent (the trigger callback and
+        // the diagnostics take it on the executor's thread).
+        let fault = self.watchdog.lock().check(now);
+        if let Some(fault) = fault {
             self.faulted.store(true, Ordering::SeqCst);
             let (lower, upper) = &self.limit_values;
             work.fault = Some(stop_safely(
