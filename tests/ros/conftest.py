@@ -9,6 +9,7 @@ import itertools
 import os
 import pathlib
 import subprocess
+import sys
 import threading
 import time
 
@@ -21,6 +22,10 @@ os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
+# The helpers every end-to-end suite shares (tests/support).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from support import wait_for  # noqa: E402,F401
+
 # Fast DDS accepts domain ids 0..232. Runs started at the same time pick different bases.
 _domains = itertools.count((os.getpid() * 7) % 200)
 
@@ -32,15 +37,6 @@ def peer_binary() -> pathlib.Path:
         pytest.fail(f'{path} is missing: build it with scripts/test-ros '
                     '(or cargo build --release -p ros-interop after sourcing scripts/env)')
     return path
-
-
-def wait_for(condition, timeout: float, what: str, step=lambda: time.sleep(0.02)):
-    """Call `step` until `condition()` holds; fail naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f'timed out after {timeout} s waiting for {what}')
-        step()
 
 
 class Process:
