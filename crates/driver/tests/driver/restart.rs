@@ -6,36 +6,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gz_joint_sim::{SimHandle, SimOptions, World};
+use gz_joint_sim::SimHandle;
 use sas_robot_driver_gazebo::{
     ForwardMode, RobotDriverGazebo, RobotDriverGazeboConfiguration, SimTime,
 };
 
-use crate::support::unique_partition;
+use crate::support::{start_ur3e_world, unique_partition, PREFIX, STATES, UR3E_JOINTS};
 
-const UR3E_JOINTS: [&str; 6] = [
-    "shoulder_pan_joint",
-    "shoulder_lift_joint",
-    "elbow_joint",
-    "wrist_1_joint",
-    "wrist_2_joint",
-    "wrist_3_joint",
-];
-const PREFIX: &str = "/model/ur3e/joint/";
-const STATES: &str =
-    "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state";
 const PATIENCE: Duration = Duration::from_secs(30);
-
-fn start_ur3e_world(partition: &str) -> SimHandle {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sdf/ur3e_world.sdf");
-    World::load_with_resource_paths(path, &[])
-        .unwrap()
-        .start(SimOptions {
-            partition: Some(partition.to_string()),
-            ..Default::default()
-        })
-        .unwrap()
-}
 
 /// Calls `forward_targets` every 2 ms (a control loop) until `done()` holds or `timeout`.
 fn run_until(

@@ -7,39 +7,18 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gz_joint_sim::{SimHandle, SimOptions, World};
 use gz_transport::{MsgsPrefix, Node, NodeOptions};
 use sas_robot_driver_gazebo::{
     DriverError, DriverState, ErrorKind, ForwardMode, JointSnapshot, LimitPolicy,
     RobotDriverGazebo, RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
 };
 
-use crate::support::{capture_logs, unique_partition};
+use crate::support::{
+    capture_logs, start_ur3e_world, unique_partition, PREFIX, STATES, UR3E_JOINTS,
+};
 
-const UR3E_JOINTS: [&str; 6] = [
-    "shoulder_pan_joint",
-    "shoulder_lift_joint",
-    "elbow_joint",
-    "wrist_1_joint",
-    "wrist_2_joint",
-    "wrist_3_joint",
-];
-const PREFIX: &str = "/model/ur3e/joint/";
-const STATES: &str =
-    "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state";
 /// The shipped controllers' `<cmd_max>`: joints move at this speed towards their target.
 const CMD_MAX: f64 = 0.25;
-
-fn start_ur3e_world(partition: &str) -> SimHandle {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sdf/ur3e_world.sdf");
-    World::load_with_resource_paths(path, &[])
-        .unwrap()
-        .start(SimOptions {
-            partition: Some(partition.to_string()),
-            ..Default::default()
-        })
-        .unwrap()
-}
 
 fn ur3e_config(partition: &str) -> RobotDriverGazeboConfiguration {
     let mut config = RobotDriverGazeboConfiguration::new(UR3E_JOINTS, PREFIX, STATES);

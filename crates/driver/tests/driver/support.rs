@@ -116,3 +116,28 @@ pub fn capture_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
     let logs = String::from_utf8_lossy(&buffer.0.lock()).into_owned();
     (result, logs)
 }
+
+/// The shipped UR3e world (sdf/ur3e_world.sdf): its joints, command prefix and joint-state topic.
+pub const UR3E_JOINTS: [&str; 6] = [
+    "shoulder_pan_joint",
+    "shoulder_lift_joint",
+    "elbow_joint",
+    "wrist_1_joint",
+    "wrist_2_joint",
+    "wrist_3_joint",
+];
+pub const PREFIX: &str = "/model/ur3e/joint/";
+pub const STATES: &str =
+    "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state";
+
+/// gz-joint-sim running the shipped UR3e world in `partition`.
+pub fn start_ur3e_world(partition: &str) -> gz_joint_sim::SimHandle {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sdf/ur3e_world.sdf");
+    gz_joint_sim::World::load_with_resource_paths(path, &[])
+        .unwrap()
+        .start(gz_joint_sim::SimOptions {
+            partition: Some(partition.to_string()),
+            ..Default::default()
+        })
+        .unwrap()
+}
