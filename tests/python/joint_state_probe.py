@@ -1,11 +1,14 @@
 """Helper of the ROS tests: a separate rclpy process that measures a bridge's joint states.
 
-    joint_state_probe.py TOPIC SECONDS PARTITION
+    joint_state_probe.py TOPIC SECONDS PARTITION PERIOD
 
 Waits (at most 60 s) for the first message on TOPIC, then measures the messages the bridge
 published during the next SECONDS, by their DDS source timestamps (when the bridge published
 them), so that this process being slow to take them changes nothing:
-- rate: messages published in the window / SECONDS;
+- rate: messages published in the window / SECONDS; and the rate a bridge publishing each
+  Gazebo message on arrival, at most once per ¾ PERIOD and the window's periods + 4 times
+  in all (the bridge's rate cap), would reach from the Gazebo messages this process saw arrive: Gazebo
+  starved by other load sends late and in bursts, and a burst is published as its latest;
 - state age: when the bridge published a state minus when Gazebo's message it came from was
   received; and staleness: how long before publishing a newer Gazebo message had arrived
   (the part of the age that is the bridge's: Gazebo being late adds to the age only). The bridge publishes with joint_states_stamp "gazebo", so each state names its
@@ -31,7 +34,8 @@ import sas_robot_driver_gazebo as sas
 from conftest import UR3E_JOINTS, UR3E_PREFIX, UR3E_STATES
 
 WARMUP_S = 0.5
-topic, seconds, partition = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+topic, partition = sys.argv[1], sys.argv[3]
+seconds, period = float(sys.argv[2]), float(sys.argv[4])
 gazebo = sas.RobotDriverGazebo(sas.RobotDriverGazeboConfiguration(
     UR3E_JOINTS, UR3E_PREFIX, UR3E_STATES, partition=partition))
 gazebo.connect()
@@ -125,6 +129,21 @@ gazebo_gaps_ms = sorted(1e3 * (b - a) for a, b in zip(in_window, in_window[1:]))
 gaps_ms = [1e3 * (b[0] - a[0]) for a, b in zip(window, window[1:])]
 
 
+def capped_publications(arrivals: list[float]) -> int:
+    """How many states an ideal on-arrival bridge under the rate cap publishes from messages
+    arriving at `arrivals` (sorted): each as soon as the cap lets it, a burst as its latest."""
+    count, last, i = 0, float('-inf'), 0
+    while i < len(arrivals):
+        at = max(arrivals[i], last + 0.75 * period)
+        count, last = count + 1, at
+        while i < len(arrivals) and arrivals[i] <= at:
+            i += 1
+    return min(count, int(seconds / period) + 4)
+
+
+gazebo_in_window = sorted(a for a in gazebo_arrivals.values() if start <= a < end)
+
+
 def percentiles(values: list[float]) -> dict:
     def at(p: float) -> float:
         return values[min(len(values) - 1, int(p / 100 * len(values)))]
@@ -136,6 +155,7 @@ print(json.dumps({
     'count': len(window),
     'seconds': seconds,
     'rate_hz': len(window) / seconds,
+    'capped_gazebo_rate_hz': capped_publications(gazebo_in_window) / seconds,
     'age_ms': percentiles(ages_ms),
     'staleness_ms': percentiles(stale_ms),
     'gazebo_gap_ms': percentiles(gazebo_gaps_ms),

@@ -9,7 +9,9 @@ baseline; with the original's GIL-holding loop, "busy" and "callbacks" would sho
 seconds old. The three processes run ahead of the machine's other load where permitted
 (conftest.raise_priority), so that it is not measured as the bridge's lateness.
 
-Criteria, at a 2 ms period: at least 90 % of 500 messages/s; the state age (bridge
+Criteria, at a 2 ms period: at least 90 % of 500 messages/s, or of what Gazebo's messages
+allowed when the simulator itself was starved (the probe's `capped_gazebo_rate_hz`: late
+messages come in bursts, published as their latest); the state age (bridge
 publication − arrival of the Gazebo message it came from) under 3 periods for 95 % of states,
 and its staleness (publication − arrival of a newer Gazebo message, when there was one: the
 part of the age due to the bridge) under 3 periods for 99 % of states.
@@ -35,8 +37,10 @@ def shortfalls(measured: dict) -> list[str]:
     """What a window of measurements misses of the criteria (empty: met)."""
     limit_ms = 3 * PERIOD_S * 1e3
     found = []
-    if measured['rate_hz'] < 0.9 * NOMINAL_HZ:
-        found.append(f"rate {measured['rate_hz']:.1f} Hz < 90 % of {NOMINAL_HZ:.0f} Hz")
+    expected_hz = min(NOMINAL_HZ, measured['capped_gazebo_rate_hz'])
+    if measured['rate_hz'] < 0.9 * expected_hz:
+        found.append(f"rate {measured['rate_hz']:.1f} Hz < 90 % of {expected_hz:.0f} Hz "
+                     f"(Gazebo's messages allowed {measured['capped_gazebo_rate_hz']:.0f} Hz)")
     # Gazebo's own hiccups (the simulator starved by other load) add to the age but not to
     # the staleness, which is the bridge's share: hence p95 for the one, p99 for the other.
     if measured['age_ms']['p95'] >= limit_ms:
@@ -60,7 +64,7 @@ def test_joint_states_keep_their_rate_and_stay_fresh_under_python_load(world, wo
     windows = []
     for _ in range(WINDOWS):
         probe = world.python(HERE / 'joint_state_probe.py', f'/{robot}/get/joint_states',
-                             str(MEASURE_S), world.partition, priority=True)
+                             str(MEASURE_S), world.partition, str(PERIOD_S), priority=True)
         assert probe.wait_exit(60 + MEASURE_S + START_S) == 0, probe.output()
         windows.append(probe.json_line('rate_hz'))
         if not shortfalls(windows[-1]):
@@ -75,6 +79,7 @@ def test_joint_states_keep_their_rate_and_stay_fresh_under_python_load(world, wo
     record_figure(f'GIL pressure ({workload})', {
         'windows measured': len(windows),
         'joint_states rate (Hz, separate rclpy process)': round(measured['rate_hz'], 1),
+        "rate Gazebo's messages allowed (Hz)": round(measured['capped_gazebo_rate_hz'], 1),
         'state age p50/p95/p99/max (ms)': quantiles(measured['age_ms']),
         'staleness p50/p95/p99/max (ms)': quantiles(measured['staleness_ms']),
         "Gazebo's own gaps p50/p95/p99/max (ms)": quantiles(measured['gazebo_gap_ms']),

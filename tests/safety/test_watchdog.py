@@ -151,7 +151,7 @@ held_bridge:
 
 def test_with_several_robots_a_fault_or_shutdown_stops_only_its_robot(world):
     """config/multi_robot.yaml: ur3e_1's watchdog faults; r820_1 keeps publishing (reported
-    OK while ur3e_1 stays ERROR); set/shutdown then stops r820_1, and the node, its robots
+    running while ur3e_1 stays ERROR); set/shutdown then stops r820_1, and the node, its robots
     all stopped, exits 1 for ur3e_1's fault."""
     world.sim()
     r820_sim = world.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), R820_WORLD])
@@ -169,7 +169,10 @@ def test_with_several_robots_a_fault_or_shutdown_stops_only_its_robot(world):
                    10, "ur3e_1's ERROR status, again a second later")
     reported = len(r820_status)
     world.wait_for(lambda: len(r820_status) > reported + 1, 10, "r820_1's statuses")
-    assert r820_status[-1].level == DiagnosticStatus.OK, r820_status[-1]
+    # Running: OK, or a WARN a loaded machine can cause (skipped deadlines, a late Gazebo);
+    # not ERROR, not stopped.
+    last = r820_status[-1]
+    assert last.level != DiagnosticStatus.ERROR and last.message != 'stopped', last
     assert node.proc.poll() is None, node.output()
     published = len(r820_states)
     world.wait_for(lambda: len(r820_states) > published + 100, 10, 'r820_1 still publishing')
