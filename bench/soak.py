@@ -5,8 +5,10 @@ thread_sampling_time_sec 0.001, Gazebo stamps) and the ±10° 100 Hz sinusoid cl
 (scripts/joint_interface_example.py) run for the whole soak; bench-monitor (crates/bench)
 measures it one window after the other (one per minute by default). Per window: the bridge's
 RSS from /proc, the exact Gazebo → get/joint_states lag percentiles, Gazebo messages never
-reported, targets never forwarded to Gazebo (lost: the latest target must always arrive), and
-the loop's overruns from the bridge's log. Prints a table, writes JSON and Markdown, and
+reported, targets never forwarded to Gazebo, of them those the bridge says a newer target
+superseded (latest wins: `targets_superseded` on its /diagnostics, read around the window) and
+the rest, lost (the latest target must always arrive), and the loop's overruns from the
+bridge's log. Prints a table, writes JSON and Markdown, and
 exits 1 if the bridge died, a window did not measure, a target was lost, or RSS grew by more
 than the allowed margin. Processes, partition and domain are the benchmark's (bench/run.py).
 """
@@ -14,8 +16,10 @@ than the allowed margin. Processes, partition and domain are the benchmark's (be
 import argparse
 import datetime
 import json
+import os
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -54,10 +58,67 @@ def overruns_logged(log: Path) -> int:
                                           text))
 
 
-def window_row(index: int, measured: dict, rss: float, overruns: int) -> dict:
+class SupersededTargets:
+    """The bridge's own count of targets a newer one superseded before its loop took them,
+    from the `targets_superseded` of its status on /diagnostics (1 Hz), on a thread of ours."""
+
+    def __init__(self, env: dict, status_name: str):
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.executors import SingleThreadedExecutor
+
+        self._rclpy = rclpy
+        self._context = rclpy.Context()
+        # rclpy reads the domain from the environment when it starts.
+        for key in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE'):
+            os.environ[key] = env[key]
+        rclpy.init(context=self._context)
+        self._node = rclpy.create_node('soak_diagnostics', context=self._context)
+        self._counts = []  # (monotonic time received, targets_superseded)
+        self._lock = threading.Lock()
+
+        def on_diagnostics(array):
+            for status in array.status:
+                if status.name == status_name:
+                    value = next((kv.value for kv in status.values
+                                  if kv.key == 'targets_superseded'), None)
+                    if value is not None:
+                        with self._lock:
+                            self._counts.append((time.monotonic(), int(value)))
+
+        self._node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, 10)
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._executor.add_node(self._node)
+        self._thread = threading.Thread(target=self._executor.spin, daemon=True)
+        self._thread.start()
+
+    def latest(self) -> int | None:
+        with self._lock:
+            return self._counts[-1][1] if self._counts else None
+
+    def after(self, moment: float, timeout: float = 5.0) -> int | None:
+        """The first count received after `moment` (waits up to `timeout` for it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                later = [count for at, count in self._counts if at > moment]
+            if later:
+                return later[0]
+            time.sleep(0.1)
+        return None
+
+    def close(self):
+        self._executor.shutdown()
+        self._node.destroy_node()
+        self._rclpy.shutdown(context=self._context)
+
+
+def window_row(index: int, measured: dict, rss: float, overruns: int,
+               superseded: int | None) -> dict:
     robot = measured['robots'][0]
     state, command = robot['state'], robot.get('command') or {}
     lag = state.get('lag') or {}
+    never_forwarded = command.get('never_forwarded')
     return {
         'window': index + 1,
         'rss_mib': round(rss, 2),
@@ -65,9 +126,13 @@ def window_row(index: int, measured: dict, rss: float, overruns: int) -> dict:
         'never_reported': state['never_reported'],
         'lag_ms': {k: lag.get(f'{k}_ms') for k in ('p50', 'p90', 'p99', 'max')},
         'targets': command.get('targets'),
-        # Never seen on cmd_pos: lost, or superseded by the next target while the loop was
-        # stalled (KeepLast(1): only the latest target counts).
-        'targets_lost': command.get('never_forwarded'),
+        # Never seen on cmd_pos: superseded by a newer target before the loop took it (latest
+        # wins; the bridge counts those), or lost. The bridge's count is read from just before
+        # the monitor started to just after it ended, a little longer than the window.
+        'never_forwarded': never_forwarded,
+        'superseded': superseded,
+        'targets_lost': None if never_forwarded is None or superseded is None
+        else max(0, never_forwarded - superseded),
         'command_lag_p99_ms': (command.get('lag') or {}).get('p99_ms'),
         'report_rate_hz': robot.get('report_rate_hz'),
         'overruns': overruns,
@@ -81,15 +146,15 @@ def markdown(result: dict) -> str:
              f"{result['rss_start_mib']:.2f} MiB at start, {result['rss_end_mib']:.2f} MiB at "
              f"end. Verdict: **{result['verdict']}**.", '',
              '| window | RSS MiB | Gazebo msgs | never reported | lag p50 | p90 | p99 | max ms '
-             '| targets | lost | overruns |',
-             '|---|---|---|---|---|---|---|---|---|---|---|']
+             '| targets | never forwarded | superseded | lost | overruns |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|---|']
     for row in result['rows']:
         lag = row['lag_ms']
         lines.append(f"| {row['window']} | {row['rss_mib']:.2f} | {row['gazebo_messages']} | "
                      f"{row['never_reported']} | {bench.fmt(lag['p50'])} | "
                      f"{bench.fmt(lag['p90'])} | {bench.fmt(lag['p99'])} | "
-                     f"{bench.fmt(lag['max'])} | {row['targets']} | {row['targets_lost']} | "
-                     f"{row['overruns']} |")
+                     f"{bench.fmt(lag['max'])} | {row['targets']} | {row['never_forwarded']} | "
+                     f"{row['superseded']} | {row['targets_lost']} | {row['overruns']} |")
     if result['problems']:
         lines += ['', 'Problems:', *(f'- {p}' for p in result['problems'])]
     return '\n'.join(lines) + '\n'
@@ -113,6 +178,7 @@ def main() -> int:
     robot = bench.robot_spec('ur3e_1', parameters, 'stamp', drive=False, commands=True)
     problems, rows = [], []
     print(f'soak: {args.windows} x {args.window_s:.0f} s, logs in {work}', flush=True)
+    superseded = SupersededTargets(env, 'ur3e_1: ur3e_1')
     with bench.Processes(work) as procs:
         sim = procs.start('simulator', [args.bin_dir / 'gz-joint-sim', bench.UR3E_WORLD,
                                         '--partition', partition, '--real-time-factor',
@@ -132,6 +198,10 @@ def main() -> int:
                               {'label': 'simulator', 'pid': sim.pid}]}
             spec_file, out_file = work / f'spec{index}.json', work / f'window{index}.json'
             spec_file.write_text(json.dumps(spec))
+            # The first window waits for the bridge's first status.
+            superseded_before = superseded.latest()
+            if superseded_before is None:
+                superseded_before = superseded.after(0.0, bench.READY_TIMEOUT_S)
             monitor = procs.start(f'monitor{index}', [args.bin_dir / 'bench-monitor', '--spec',
                                                       spec_file, '--out', out_file], env)
             if rss_start is None:
@@ -146,8 +216,11 @@ def main() -> int:
                                 f'{procs.log_tail(f"monitor{index}", 5)}')
                 continue
             overruns = overruns_logged(work / 'bridge.log')
+            superseded_after = superseded.after(time.monotonic())
             row = window_row(index, json.loads(out_file.read_text()), rss_mib(bridge.pid),
-                             overruns - overruns_before)
+                             overruns - overruns_before,
+                             None if superseded_before is None or superseded_after is None
+                             else superseded_after - superseded_before)
             overruns_before = overruns
             rows.append(row)
             lag = row['lag_ms']
@@ -155,12 +228,16 @@ def main() -> int:
                   f"{bench.fmt(lag['p50'])}/{bench.fmt(lag['p90'])}/{bench.fmt(lag['p99'])}/"
                   f"{bench.fmt(lag['max'])} ms, {row['gazebo_messages']} Gazebo messages, "
                   f"{row['never_reported']} never reported, {row['targets']} targets, "
-                  f"{row['targets_lost']} lost, {row['overruns']} overruns", flush=True)
-            if row['targets_lost']:
+                  f"{row['never_forwarded']} never forwarded ({row['superseded']} superseded, "
+                  f"{row['targets_lost']} lost), {row['overruns']} overruns", flush=True)
+            if row['targets_lost'] is None:
+                problems.append(f"window {row['window']}: no targets_superseded on /diagnostics")
+            elif row['targets_lost']:
                 problems.append(f"window {row['window']}: {row['targets_lost']} targets lost")
             if not row['gazebo_messages'] or row['lag_ms']['p50'] is None:
                 problems.append(f"window {row['window']}: no joint states measured (stall)")
         rss_end = rss_mib(bridge.pid) if bridge.poll() is None else None
+    superseded.close()
     if rss_start is not None and rss_end is not None \
             and rss_end - rss_start > RSS_GROWTH_ALLOWED_MIB:
         problems.append(f'RSS grew from {rss_start:.2f} to {rss_end:.2f} MiB')

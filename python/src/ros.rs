@@ -337,6 +337,7 @@ fn statistics_dict<'py>(py: Python<'py>, s: &LoopStatistics) -> PyResult<Bound<'
     dict.set_item("targets_accepted", s.targets_accepted)?;
     dict.set_item("targets_refused", s.targets_refused)?;
     dict.set_item("targets_clamped", s.targets_clamped)?;
+    dict.set_item("targets_superseded", s.targets_superseded)?;
     Ok(dict)
 }
 

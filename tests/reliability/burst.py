@@ -1,4 +1,4 @@
-"""One hostile client of the bridge: ROUNDS times, publishes on TOPIC at RATE for SECONDS a
+"""One hostile client of the bridge: once FINAL was acknowledged, ROUNDS times publishes on TOPIC at RATE for SECONDS a
 cycle of valid targets and bad ones (wrong lengths, empty, NaN, ±inf, huge values), then
 FINAL (a valid target), waits until it is acknowledged, prints `burst K: sent N in S s` and
 pauses PAUSE seconds. One process for every round, so the bridge sees no new participants.
@@ -45,6 +45,13 @@ def main() -> int:
             print('no subscriber', flush=True)
             return 1
         time.sleep(0.01)
+    # Our side of discovery is done, the bridge's may not be: a reader that has not matched
+    # this writer yet drops what it sends. Once the bridge acknowledged a first target (FINAL,
+    # valid), it hears every one.
+    publisher.publish(Float64MultiArray(data=final))
+    if not publisher.wait_for_all_acked(rclpy.duration.Duration(seconds=30)):
+        print('the first target was not acknowledged within 30 s', flush=True)
+        return 1
     messages = [Float64MultiArray(data=values) for values in cycle(final)]
     period = 1.0 / rate
     for round_ in range(1, int(sys.argv[5]) + 1):

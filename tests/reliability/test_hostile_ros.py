@@ -70,9 +70,11 @@ def test_bursts_of_bad_targets_from_three_publishers(world):
     rss_before = rss_kib(bridge.proc.pid)
     clients = burst_clients(world, ROUNDS)
     rss = []
+    sent_in_all = PUBLISHERS  # each client's first target, acknowledged before its bursts
     start_at = time.monotonic()
     for k in range(1, ROUNDS + 1):
         sent = wait_burst(world, clients, k)
+        sent_in_all += sent + PUBLISHERS  # and each client's final target
         rss.append(rss_kib(bridge.proc.pid))
         print(f'\nburst {k}: {sent} targets in {BURST_S} s ({sent / BURST_S:.0f} Hz from '
               f'{PUBLISHERS} publishers); bridge RSS {rss[-1] / 1024:.1f} MiB')
@@ -95,9 +97,17 @@ def test_bursts_of_bad_targets_from_three_publishers(world):
     assert growth < 1024, f'RSS grew {growth / 1024:.1f} MiB after burst {SETTLED_AFTER}'
     bridge.signal(signal.SIGINT)
     assert bridge.wait_exit(15) == 0
-    stopped = re.search(r'Control loop stopped after (\d+) periods \((\d+) overruns',
+    stopped = re.search(r'Control loop stopped after (\d+) periods \((\d+) overruns.*?'
+                        r'(\d+) targets accepted, (\d+) refused, (\d+) superseded',
                         bridge.output())
     assert stopped, bridge.output()
+    accepted, refused, superseded = map(int, stopped.group(3, 4, 5))
     print(f"RSS {rss_before / 1024:.1f} MiB before, after each burst "
           f"{', '.join(f'{r / 1024:.1f}' for r in rss)} MiB; loop: {stopped.group(1)} periods, "
-          f"{stopped.group(2)} overruns")
+          f"{stopped.group(2)} overruns; of {sent_in_all} targets sent {accepted} accepted, "
+          f"{refused} refused, {superseded} superseded by a newer one")
+    # Latest wins, and every target is accounted for: the loop took it (and accepted or
+    # refused it), or a newer one replaced it first (in the mailbox or in DDS's reader).
+    # A publisher's targets before the first one the bridge took are not counted: its
+    # first (acknowledged, but maybe replaced in the reader by the burst's first).
+    assert sent_in_all - PUBLISHERS <= accepted + refused + superseded <= sent_in_all

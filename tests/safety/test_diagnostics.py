@@ -13,7 +13,7 @@ from conftest import (CONFIG, START_S, Controller, python_bridge, statuses, ur3e
 
 KEYS = {'state_age_sec', 'gazebo_rate_hz', 'ros_publish_rate_hz', 'gazebo_messages',
         'messages_never_reported', 'periods', 'overruns', 'targets_accepted',
-        'targets_refused', 'targets_clamped', 'watchdog'}
+        'targets_refused', 'targets_clamped', 'targets_superseded', 'watchdog'}
 
 
 def wait_for_status(world, received, what, condition, timeout=15):

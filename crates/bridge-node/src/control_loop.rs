@@ -45,6 +45,8 @@ pub struct LoopStatistics {
     pub targets_refused: u64,
     /// Targets accepted with values clamped into the limits (policy `clamp`).
     pub targets_clamped: u64,
+    /// Targets replaced by a newer one before the loop took them (latest wins).
+    pub targets_superseded: u64,
 }
 
 /// The original's `RobotDriverROS`: the topic surface of one robot (created at construction,
@@ -105,9 +107,9 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
         shutdown: ShutdownToken,
     ) -> Result<Self, BridgeError> {
         config.validate()?;
-        let server = RobotDriverServer::new(node, &config.robot_name)?;
-        let safety = Safety::new(node, &config.robot_name, &shutdown)?;
         let counters = Arc::<RobotCounters>::default();
+        let server = RobotDriverServer::new(node, &config.robot_name, counters.clone())?;
+        let safety = Safety::new(node, &config.robot_name, &shutdown)?;
         let state_age = {
             let driver = driver.clone();
             Box::new(move || state_age(&*driver))
@@ -305,13 +307,14 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
         drop(listener);
         tracing::info!(
             "::Control loop stopped after {} periods ({} overruns, largest lateness {:.3} ms, \
-             {} targets accepted, {} refused; {} Gazebo messages, {} joint states published, \
-             {} never reported).",
+             {} targets accepted, {} refused, {} superseded; {} Gazebo messages, {} joint \
+             states published, {} never reported).",
             statistics.periods,
             statistics.overruns,
             statistics.max_lateness.as_secs_f64() * 1e3,
             self.counters.targets_accepted.load(Ordering::Relaxed),
             self.counters.targets_refused.load(Ordering::Relaxed),
+            self.counters.targets_superseded.load(Ordering::Relaxed),
             self.counters.gazebo_messages.load(Ordering::Relaxed),
             self.counters.joint_states_published.load(Ordering::Relaxed),
             self.counters.never_reported.load(Ordering::Relaxed),
@@ -321,6 +324,7 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
             targets_accepted: self.counters.targets_accepted.load(Ordering::Relaxed),
             targets_refused: self.counters.targets_refused.load(Ordering::Relaxed),
             targets_clamped: self.counters.targets_clamped.load(Ordering::Relaxed),
+            targets_superseded: self.counters.targets_superseded.load(Ordering::Relaxed),
             ..statistics
         };
         (statistics, fault)

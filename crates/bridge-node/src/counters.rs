@@ -16,6 +16,7 @@ pub(crate) struct RobotCounters {
     pub targets_accepted: AtomicU64,
     pub targets_clamped: AtomicU64,
     pub targets_refused: AtomicU64,
+    pub targets_superseded: AtomicU64,
     pub stale: AtomicBool,
     pub stale_episodes: AtomicU64,
     /// Measured interval between Gazebo messages (exponential average), in nanoseconds.
@@ -45,6 +46,8 @@ pub struct RobotCountersSnapshot {
     pub targets_clamped: u64,
     /// Targets refused (length, NaN/inf, limits under `refuse`).
     pub targets_refused: u64,
+    /// Targets replaced by a newer one before the loop took them (latest wins).
+    pub targets_superseded: u64,
     /// Whether the state is stale now (older than the state timeout).
     pub stale: bool,
     /// Times the state went stale.
@@ -67,6 +70,7 @@ impl RobotCounters {
             targets_accepted: load(&self.targets_accepted),
             targets_clamped: load(&self.targets_clamped),
             targets_refused: load(&self.targets_refused),
+            targets_superseded: load(&self.targets_superseded),
             stale: self.stale.load(Ordering::Relaxed),
             stale_episodes: load(&self.stale_episodes),
             state_age,

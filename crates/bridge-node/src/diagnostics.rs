@@ -116,6 +116,7 @@ impl RobotHealth {
             targets_accepted: c.targets_accepted,
             targets_refused: c.targets_refused,
             targets_clamped: c.targets_clamped,
+            targets_superseded: c.targets_superseded,
             gazebo_messages: c.gazebo_messages,
             joint_states_published: c.joint_states_published,
             never_reported: c.never_reported,
@@ -135,6 +136,7 @@ struct Counters {
     targets_accepted: u64,
     targets_refused: u64,
     targets_clamped: u64,
+    targets_superseded: u64,
     gazebo_messages: u64,
     joint_states_published: u64,
     never_reported: u64,
@@ -257,6 +259,7 @@ fn key_values(now: &Counters, before: Option<&Counters>, watchdog: String) -> Ve
         pair("targets_accepted", now.targets_accepted.to_string()),
         pair("targets_refused", now.targets_refused.to_string()),
         pair("targets_clamped", now.targets_clamped.to_string()),
+        pair("targets_superseded", now.targets_superseded.to_string()),
         pair("watchdog", watchdog),
     ]
 }
@@ -374,6 +377,7 @@ mod tests {
             targets_accepted: 3,
             targets_refused: 0,
             targets_clamped: 1,
+            targets_superseded: 2,
             gazebo_messages: 500,
             joint_states_published: 500,
             never_reported: 4,

@@ -2,13 +2,15 @@
 //! with which QoS, and what the callbacks do. Callbacks run on the executor's thread and only
 //! store or log; the control loop does everything else.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use rclrs::{
-    IntoPrimitiveOptions, Node, NodeState, PrimitiveOptions, Publisher, Subscription, Timer,
+    IntoNodeSubscriptionCallback, IntoPrimitiveOptions, MessageInfo, Node, NodeState,
+    PrimitiveOptions, Publisher, Subscription, Timer,
 };
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::{
@@ -16,6 +18,7 @@ use ros_env::std_msgs::msg::rmw::{
 };
 use ros_env::std_msgs::msg::{Float64MultiArray, Int32MultiArray};
 
+use crate::counters::{bump, RobotCounters};
 use crate::BridgeError;
 
 /// How often the number of publishers on each `set/*` topic is checked.
@@ -24,20 +27,75 @@ const EXCLUSIVITY_CHECK_PERIOD: Duration = Duration::from_secs(1);
 /// The latest target received and not yet taken by the loop. A newer message replaces an
 /// older one: only the latest target matters. While a forwarder is set (targets forwarded on
 /// arrival), targets go to it instead, on the executor's thread.
-#[derive(Default)]
+///
+/// Latest wins, and the mailbox counts how often it won (`targets_superseded`): targets
+/// replaced here before the loop took them, and targets the topic's depth-1 reader replaced
+/// before the executor took them (gaps in a publisher's sequence numbers, from its first
+/// target taken on). A target the controller sent after that which reached neither the loop
+/// nor this count was lost.
 pub(crate) struct TargetMailbox {
     latest: Mutex<Option<Vec<f64>>>,
     forwarder: Mutex<Option<TargetForwarder>>,
+    /// The last publication sequence number taken from each publisher (by GID).
+    sequences: Mutex<HashMap<Vec<u8>, u64>>,
+    counters: Arc<RobotCounters>,
 }
 
 pub(crate) type TargetForwarder = Box<dyn Fn(Vec<f64>) + Send>;
 
+/// Publishers remembered for their sequence numbers; controllers come and go, and forgetting
+/// them all now and then only misses the gap before each one's next target.
+const REMEMBERED_PUBLISHERS: usize = 64;
+
 impl TargetMailbox {
+    pub fn new(counters: Arc<RobotCounters>) -> Self {
+        TargetMailbox {
+            latest: Mutex::default(),
+            forwarder: Mutex::default(),
+            sequences: Mutex::default(),
+            counters,
+        }
+    }
+
+    /// A target from `set/target_joint_positions`, with what DDS said of it.
+    pub fn receive(&self, target: Vec<f64>, info: &MessageInfo) {
+        self.count_reader_gap(&info.publisher_gid.data, info.publication_sequence_number);
+        self.put(target);
+    }
+
+    fn count_reader_gap(&self, publisher: &[u8], sequence: u64) {
+        if sequence == u64::MAX {
+            return; // the RMW gives no sequence numbers
+        }
+        let mut sequences = self.sequences.lock();
+        let gap = match sequences.get_mut(publisher) {
+            Some(last) => {
+                let gap = sequence.saturating_sub(*last).saturating_sub(1);
+                *last = sequence;
+                gap
+            }
+            None => {
+                if sequences.len() >= REMEMBERED_PUBLISHERS {
+                    sequences.clear();
+                }
+                sequences.insert(publisher.to_vec(), sequence);
+                0
+            }
+        };
+        if gap > 0 {
+            self.counters
+                .targets_superseded
+                .fetch_add(gap, Ordering::Relaxed);
+        }
+    }
+
     pub fn put(&self, target: Vec<f64>) {
         if let Some(forward) = self.forwarder.lock().as_ref() {
             return forward(target);
         }
-        *self.latest.lock() = Some(target);
+        if self.latest.lock().replace(target).is_some() {
+            bump(&self.counters.targets_superseded);
+        }
     }
 
     /// Sets (or with `None` removes) the forwarder targets go to on arrival.
@@ -74,16 +132,22 @@ pub(crate) struct RobotDriverServer {
 impl RobotDriverServer {
     /// Creates every topic under `<prefix>/`. Logs the original's
     /// `::Initializing RobotDriverServer with prefix <prefix>`.
-    pub fn new(node: &Node, prefix: &str) -> Result<Self, BridgeError> {
+    pub fn new(
+        node: &Node,
+        prefix: &str,
+        counters: Arc<RobotCounters>,
+    ) -> Result<Self, BridgeError> {
         tracing::info!("::Initializing RobotDriverServer with prefix {prefix}");
         let topic = |suffix: &str| format!("{prefix}/{suffix}");
-        let targets = Arc::new(TargetMailbox::default());
+        let targets = Arc::new(TargetMailbox::new(counters));
 
         let mailbox = targets.clone();
         let target_joint_positions = subscribe(
             node,
             &topic("set/target_joint_positions"),
-            move |message: Float64MultiArray| mailbox.put(message.data),
+            move |message: Float64MultiArray, info: MessageInfo| {
+                mailbox.receive(message.data, &info)
+            },
         )?;
         let target_joint_velocities = subscribe(
             node,
@@ -164,10 +228,10 @@ fn advertise<T: rosidl_runtime_rs::Message>(
         })
 }
 
-pub(crate) fn subscribe<T: rosidl_runtime_rs::Message>(
+pub(crate) fn subscribe<T: rosidl_runtime_rs::Message, Args>(
     node: &Node,
     topic: &str,
-    callback: impl Fn(T) + Send + Sync + 'static,
+    callback: impl IntoNodeSubscriptionCallback<T, Args>,
 ) -> Result<Subscription<T>, BridgeError> {
     node.create_subscription::<T, _>(depth_one(topic), callback)
         .map_err(|source| BridgeError::Topic {
@@ -210,5 +274,38 @@ fn exclusivity_check(node: Weak<NodeState>, topics: [String; 5]) -> impl FnMut()
             }
             *crowded = publishers > 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn superseded(mailbox: &TargetMailbox) -> u64 {
+        mailbox.counters.targets_superseded.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn a_target_replaced_before_the_loop_took_it_is_counted_superseded() {
+        let mailbox = TargetMailbox::new(Arc::default());
+        mailbox.put(vec![1.0]);
+        mailbox.put(vec![2.0]);
+        assert_eq!(mailbox.take(), Some(vec![2.0]));
+        mailbox.put(vec![3.0]);
+        assert_eq!(mailbox.take(), Some(vec![3.0]));
+        assert_eq!(superseded(&mailbox), 1);
+    }
+
+    #[test]
+    fn gaps_in_a_publishers_sequence_numbers_are_counted_from_its_first_target_on() {
+        let mailbox = TargetMailbox::new(Arc::default());
+        let (a, b) = ([1u8; 16], [2u8; 16]);
+        mailbox.count_reader_gap(&a, 40); // before it: not ours to count
+        mailbox.count_reader_gap(&b, 7);
+        mailbox.count_reader_gap(&a, 41);
+        mailbox.count_reader_gap(&a, 45); // 42, 43, 44 replaced in the reader
+        mailbox.count_reader_gap(&b, 9); // 8
+        mailbox.count_reader_gap(&b, u64::MAX); // no sequence numbers: nothing known
+        assert_eq!(superseded(&mailbox), 4);
     }
 }
