@@ -142,7 +142,8 @@ def window_row(index: int, measured: dict, rss: float, overruns: int,
 def markdown(result: dict) -> str:
     lines = [f"# Soak {result['created']}", '',
              f"{result['windows']} windows of {result['window_s']:.0f} s, loop "
-             f"{result['period_s'] * 1e3:.0f} ms, 100 Hz client. Bridge RSS "
+             f"{result['period_s'] * 1e3:.0f} ms, 100 Hz client, bridge realtime_priority "
+             f"{result['realtime_priority']}. Bridge RSS "
              f"{result['rss_start_mib']:.2f} MiB at start, {result['rss_end_mib']:.2f} MiB at "
              f"end. Verdict: **{result['verdict']}**.", '',
              '| window | RSS MiB | Gazebo msgs | never reported | lag p50 | p90 | p99 | max ms '
@@ -166,6 +167,9 @@ def main() -> int:
     parser.add_argument('--window-s', type=float, default=60.0, help='seconds per window (60)')
     parser.add_argument('--bin-dir', type=Path, required=True)
     parser.add_argument('--results-dir', type=Path, default=ROOT / 'bench' / 'results')
+    parser.add_argument('--realtime-priority', type=int, default=0,
+                        help="the bridge's realtime_priority (0: normal scheduling, as users' "
+                             'default; 1-99: SCHED_FIFO loop and receive threads)')
     args = parser.parse_args()
     period_s = 0.001
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')
@@ -173,7 +177,7 @@ def main() -> int:
     env, partition = bench.isolated_env('soak', 0)
     env['ROS_LOG_DIR'] = str(work / 'ros')
     parameters = {**bench.ur3e_parameters(), 'thread_sampling_time_sec': period_s,
-                  'joint_states_stamp': 'gazebo'}
+                  'joint_states_stamp': 'gazebo', 'realtime_priority': args.realtime_priority}
     params = bench.write_params(work / 'params.yaml', {'ur3e_1': parameters})
     robot = bench.robot_spec('ur3e_1', parameters, 'stamp', drive=False, commands=True)
     problems, rows = [], []
@@ -242,7 +246,8 @@ def main() -> int:
             and rss_end - rss_start > RSS_GROWTH_ALLOWED_MIB:
         problems.append(f'RSS grew from {rss_start:.2f} to {rss_end:.2f} MiB')
     result = {'created': stamp, 'windows': args.windows, 'window_s': args.window_s,
-              'period_s': period_s, 'rss_start_mib': rss_start, 'rss_end_mib': rss_end,
+              'period_s': period_s, 'realtime_priority': args.realtime_priority,
+              'rss_start_mib': rss_start, 'rss_end_mib': rss_end,
               'rows': rows, 'problems': problems,
               'verdict': 'FAILED' if problems else 'passed',
               'load_average_after': bench.load_average()}

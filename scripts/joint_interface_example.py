@@ -4,7 +4,9 @@ joint states and limits, reads the initial positions q0, then sends
 q0 + deg2rad(10 * sin(i / (50 * pi))) on every joint at 100 Hz (a ±10° sinusoid, period ~9.9 s)
 on <robot_topic_name>/set/target_joint_positions.
 
-With --status it prints a live line once a second:
+Without --status it takes what arrived once per 10 ms step, as the original's client (its
+rclcpp_spin_some); with --status it takes every message as it comes and prints a live line
+once a second:
   joint_states rate, stamp age (receive time - header.stamp, the bridge-to-client delay),
   tracking lag (the shift that best aligns the reported positions with the targets sent),
   tracking error, and the CPU use of the process given by --cpu-pid (from /proc).
@@ -84,10 +86,10 @@ class JointInterfaceExample(Node):
         self.i = 0
         self.create_subscription(JointState, f'{prefix}/get/joint_states', self._on_state,
                                  DEPTH_ONE)
-        self.create_subscription(Float64MultiArray, f'{prefix}/get/joint_positions_min',
-                                 lambda m: self._on_limit(0, m), DEPTH_ONE)
-        self.create_subscription(Float64MultiArray, f'{prefix}/get/joint_positions_max',
-                                 lambda m: self._on_limit(1, m), DEPTH_ONE)
+        self.limit_subscriptions = [
+            self.create_subscription(Float64MultiArray, f'{prefix}/get/joint_positions_{name}',
+                                     lambda m, which=which: self._on_limit(which, m), DEPTH_ONE)
+            for which, name in enumerate(['min', 'max'])]
         self.publisher = self.create_publisher(
             Float64MultiArray, f'{prefix}/set/target_joint_positions', DEPTH_ONE)
 
@@ -183,6 +185,10 @@ def main() -> int:
         if stop:
             return 0
         node.q0 = node.states[-1][1].copy()
+        # The limits are fixed and the bridge publishes them every period (as the original):
+        # read once, their subscriptions would only wake this process 2000 times a second.
+        for subscription in node.limit_subscriptions:
+            node.destroy_subscription(subscription)
         print(f'q0 = {np.round(node.q0, 4).tolist()}; sending ±10° sinusoids at 100 Hz on '
               f'{node.prefix}/set/target_joint_positions', flush=True)
 
@@ -203,7 +209,14 @@ def main() -> int:
                 received_at_status, next_status = node.received, now
                 line = status_line(node, rate, cpu.percent() if cpu else None)
                 print(f'\r{line}   ' if tty else line, end='' if tty else '\n', flush=True)
-            rclpy.spin_once(node, timeout_sec=max(0.0, next_send - time.monotonic()))
+            if args.status:
+                # Every message as it comes, for the live rate and ages.
+                rclpy.spin_once(node, timeout_sec=max(0.0, next_send - time.monotonic()))
+            else:
+                # As the original's client (rclcpp_spin_some each 10 ms step): sleep to the
+                # next step, then take what arrived; depth 1, so at most the latest state.
+                time.sleep(max(0.0, next_send - time.monotonic()))
+                rclpy.spin_once(node, timeout_sec=0.0)
         elapsed = time.monotonic() - start
         if args.status and tty:
             print()
