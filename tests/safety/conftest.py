@@ -63,7 +63,7 @@ class Controller:
                                   maximum_acceptable_delay_in_seconds=float(delay))
         stamp_ns = time.time_ns() - int(age * 1e9)
         message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 10**9)
-        self.last_sent = time.monotonic()
+        self.last_sent = time.time()  # the clock of the node's log stamps
         self.triggers.publish(message)
 
     def stream(self, period: float, delay: float, seconds: float, interval: float = 0.05,
