@@ -453,12 +453,15 @@ impl Stepper {
             }
             self.plant.step(&self.targets);
             sim_time += self.step;
+            // The status first: whoever saw a published state must find it (or a later one)
+            // in `joints()`, never the step before.
+            {
+                let mut status = self.shared.status.lock();
+                status.sim_time = sim_time;
+                status.joints.copy_from_slice(self.plant.joints());
+                status.window.record(woke, sim_time, lateness, resync);
+            }
             self.publish(sim_time, woke - start);
-
-            let mut status = self.shared.status.lock();
-            status.sim_time = sim_time;
-            status.joints.copy_from_slice(self.plant.joints());
-            status.window.record(woke, sim_time, lateness, resync);
         }
         tracing::debug!(
             "step thread stopped after {} steps",

@@ -226,9 +226,11 @@ fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
         "first target reached",
         |s| (0..6).all(|j| (s.positions[j] - target[j]).abs() < 1e-6),
     );
+    let elbow = sim.joint_position("elbow_joint").unwrap();
     assert!(
-        (sim.joint_position("elbow_joint").unwrap() - target[2]).abs() < 1e-6,
-        "the simulator saw a refused target"
+        (elbow - target[2]).abs() < 1e-6,
+        "the simulator saw a refused target: elbow_joint at {elbow}, target {}",
+        target[2]
     );
     driver.disconnect();
     sim.stop();
