@@ -8,7 +8,8 @@ RSS from /proc, the exact Gazebo → get/joint_states lag percentiles, Gazebo me
 reported, targets never forwarded to Gazebo, of them those the bridge says a newer target
 superseded (latest wins: `targets_superseded` on its /diagnostics, read around the window) and
 the rest, lost (the latest target must always arrive), and the loop's overruns from the
-bridge's log. Prints a table, writes JSON and Markdown, and
+bridge's log, beside the late wake-ups of a bare thread waking every 1 ms at the bridge's priority
+in the same run (`bench-floor timer --report`): how late the machine itself is. Prints a table, writes JSON and Markdown, and
 exits 1 if the bridge died, a window did not measure, a target was lost, or RSS grew by more
 than the allowed margin. Processes, partition and domain are the benchmark's (bench/run.py).
 """
@@ -113,8 +114,15 @@ class SupersededTargets:
         self._rclpy.shutdown(context=self._context)
 
 
+def floor_late(log: Path) -> int | None:
+    """Late wake-ups so far of the bare 1 ms timer (its last report line)."""
+    text = log.read_text(errors='replace') if log.exists() else ''
+    found = re.findall(r'timer: \d+ wake-ups, (\d+) later than one period', text)
+    return int(found[-1]) if found else None
+
+
 def window_row(index: int, measured: dict, rss: float, overruns: int,
-               superseded: int | None) -> dict:
+               superseded: int | None, floor_late_wakeups: int | None) -> dict:
     robot = measured['robots'][0]
     state, command = robot['state'], robot.get('command') or {}
     lag = state.get('lag') or {}
@@ -136,6 +144,7 @@ def window_row(index: int, measured: dict, rss: float, overruns: int,
         'command_lag_p99_ms': (command.get('lag') or {}).get('p99_ms'),
         'report_rate_hz': robot.get('report_rate_hz'),
         'overruns': overruns,
+        'timer_floor_late_wakeups': floor_late_wakeups,
     }
 
 
@@ -147,15 +156,16 @@ def markdown(result: dict) -> str:
              f"{result['rss_start_mib']:.2f} MiB at start, {result['rss_end_mib']:.2f} MiB at "
              f"end. Verdict: **{result['verdict']}**.", '',
              '| window | RSS MiB | Gazebo msgs | never reported | lag p50 | p90 | p99 | max ms '
-             '| targets | never forwarded | superseded | lost | overruns |',
-             '|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+             '| targets | never forwarded | superseded | lost | overruns | bare 1 ms timer late |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
     for row in result['rows']:
         lag = row['lag_ms']
         lines.append(f"| {row['window']} | {row['rss_mib']:.2f} | {row['gazebo_messages']} | "
                      f"{row['never_reported']} | {bench.fmt(lag['p50'])} | "
                      f"{bench.fmt(lag['p90'])} | {bench.fmt(lag['p99'])} | "
                      f"{bench.fmt(lag['max'])} | {row['targets']} | {row['never_forwarded']} | "
-                     f"{row['superseded']} | {row['targets_lost']} | {row['overruns']} |")
+                     f"{row['superseded']} | {row['targets_lost']} | {row['overruns']} | "
+                     f"{row['timer_floor_late_wakeups']} |")
     if result['problems']:
         lines += ['', 'Problems:', *(f'- {p}' for p in result['problems'])]
     return '\n'.join(lines) + '\n'
@@ -192,6 +202,9 @@ def main() -> int:
                                         '--params-file', params], env)
         procs.start('client', [bench.PYTHON, bench.CLIENT, '--wait', bench.READY_TIMEOUT_S,
                                '--ros-args', '-p', 'robot_topic_name:=/ur3e_1'], env)
+        procs.start('timer_floor', [args.bin_dir / 'bench-floor', 'timer', '--hz', 1 / period_s,
+                                    '--report', '--priority', args.realtime_priority], env)
+        floor_log = work / 'timer_floor.log'
         rss_start = None
         overruns_before = 0
         for index in range(args.windows):
@@ -203,6 +216,7 @@ def main() -> int:
             spec_file, out_file = work / f'spec{index}.json', work / f'window{index}.json'
             spec_file.write_text(json.dumps(spec))
             # The first window waits for the bridge's first status.
+            floor_before = floor_late(floor_log) or 0
             superseded_before = superseded.latest()
             if superseded_before is None:
                 superseded_before = superseded.after(0.0, bench.READY_TIMEOUT_S)
@@ -224,7 +238,9 @@ def main() -> int:
             row = window_row(index, json.loads(out_file.read_text()), rss_mib(bridge.pid),
                              overruns - overruns_before,
                              None if superseded_before is None or superseded_after is None
-                             else superseded_after - superseded_before)
+                             else superseded_after - superseded_before,
+                             None if floor_late(floor_log) is None
+                             else floor_late(floor_log) - floor_before)
             overruns_before = overruns
             rows.append(row)
             lag = row['lag_ms']
@@ -233,7 +249,8 @@ def main() -> int:
                   f"{bench.fmt(lag['max'])} ms, {row['gazebo_messages']} Gazebo messages, "
                   f"{row['never_reported']} never reported, {row['targets']} targets, "
                   f"{row['never_forwarded']} never forwarded ({row['superseded']} superseded, "
-                  f"{row['targets_lost']} lost), {row['overruns']} overruns", flush=True)
+                  f"{row['targets_lost']} lost), {row['overruns']} overruns; a bare 1 ms "
+                  f"timer woke late {row['timer_floor_late_wakeups']} times", flush=True)
             if row['targets_lost'] is None:
                 problems.append(f"window {row['window']}: no targets_superseded on /diagnostics")
             elif row['targets_lost']:

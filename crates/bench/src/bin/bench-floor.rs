@@ -3,7 +3,9 @@
 //!
 //! * `bench-floor timer --hz 500`: one thread waking at Gazebo's publish rate on an absolute
 //!   deadline (`clock_nanosleep`) and doing nothing: the cost of one wake-up per message on
-//!   this machine (the timer floor).
+//!   this machine (the timer floor). With `--report`, it also prints once a second how many of
+//!   its wake-ups so far came later than one period (`--priority P`: under SCHED_FIFO P): how
+//!   late the machine itself wakes a thread that does nothing, beside a bridge's overruns.
 //! * `bench-floor transport --topic T`: a gz-transport node (ours) subscribed to the topic the
 //!   bridge reads, doing nothing with the messages: the cost of receiving them (the transport
 //!   floor).
@@ -32,6 +34,12 @@ enum What {
     Timer {
         #[arg(long, default_value_t = 500.0)]
         hz: f64,
+        /// Print the late wake-ups so far once a second.
+        #[arg(long)]
+        report: bool,
+        /// SCHED_FIFO priority (1-99) for the thread; 0: normal scheduling.
+        #[arg(long, default_value_t = 0)]
+        priority: i32,
     },
     /// A gz-transport subscriber to `topic` doing nothing with its messages.
     Transport {
@@ -53,7 +61,27 @@ fn main() -> anyhow::Result<()> {
         ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))?;
     }
     match cli.what {
-        What::Timer { hz } => timer(hz, &stop),
+        What::Timer {
+            hz,
+            report,
+            priority,
+        } => {
+            if priority > 0 {
+                let param = libc::sched_param {
+                    sched_priority: priority,
+                };
+                // SAFETY: pthread_self() is this thread; `param` is valid.
+                let status = unsafe {
+                    libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param)
+                };
+                anyhow::ensure!(
+                    status == 0,
+                    "SCHED_FIFO {priority} refused: {}",
+                    std::io::Error::from_raw_os_error(status)
+                );
+            }
+            timer(hz, report, &stop)
+        }
         What::Transport { topic } => {
             let node = gz_transport::Node::with_options(NodeOptions::default())?;
             let _subscription =
@@ -82,19 +110,29 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Sleeps to absolute deadlines `hz` apart on CLOCK_MONOTONIC, nothing else.
-fn timer(hz: f64, stop: &AtomicBool) {
+/// Sleeps to absolute deadlines `hz` apart on CLOCK_MONOTONIC, nothing else; with `report`,
+/// prints once a second `timer: W wake-ups, L later than one period, max lateness X ms`
+/// (counts since the start).
+fn timer(hz: f64, report: bool, stop: &AtomicBool) {
     let period_ns = (1e9 / hz) as i64;
-    let mut next = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
+    let now_ns = || {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: writes a valid timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+        t.tv_sec as i64 * 1_000_000_000 + t.tv_nsec as i64
     };
-    // SAFETY: writes a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut next) };
+    let mut deadline = now_ns();
+    let (mut wakeups, mut late, mut max_lateness) = (0u64, 0u64, 0i64);
+    let mut next_report = deadline + 1_000_000_000;
     while !stop.load(Ordering::Relaxed) {
-        let nanos = next.tv_nsec + period_ns;
-        next.tv_sec += (nanos / 1_000_000_000) as libc::time_t;
-        next.tv_nsec = (nanos % 1_000_000_000) as libc::c_long;
+        deadline += period_ns;
+        let next = libc::timespec {
+            tv_sec: (deadline / 1_000_000_000) as libc::time_t,
+            tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
+        };
         // SAFETY: valid clock and timespec; EINTR just ends this sleep early.
         unsafe {
             libc::clock_nanosleep(
@@ -104,5 +142,20 @@ fn timer(hz: f64, stop: &AtomicBool) {
                 std::ptr::null_mut(),
             )
         };
+        if !report {
+            continue;
+        }
+        let woke = now_ns();
+        let lateness = woke - deadline;
+        wakeups += 1;
+        late += u64::from(lateness > period_ns);
+        max_lateness = max_lateness.max(lateness);
+        if woke >= next_report {
+            next_report += 1_000_000_000;
+            println!(
+                "timer: {wakeups} wake-ups, {late} later than one period, max lateness {:.3} ms",
+                max_lateness as f64 / 1e6
+            );
+        }
     }
 }
