@@ -122,7 +122,7 @@ fn timer(hz: f64, report: bool, stop: &AtomicBool) {
         };
         // SAFETY: writes a valid timespec.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-        t.tv_sec as i64 * 1_000_000_000 + t.tv_nsec as i64
+        t.tv_sec * 1_000_000_000 + t.tv_nsec
     };
     let mut deadline = now_ns();
     let (mut wakeups, mut late, mut max_lateness) = (0u64, 0u64, 0i64);
