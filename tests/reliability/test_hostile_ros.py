@@ -108,6 +108,7 @@ def test_bursts_of_bad_targets_from_three_publishers(world):
           f"{refused} refused, {superseded} superseded by a newer one")
     # Latest wins, and every target is accounted for: the loop took it (and accepted or
     # refused it), or a newer one replaced it first (in the mailbox or in DDS's reader).
-    # A publisher's targets before the first one the bridge took are not counted: its
-    # first (acknowledged, but maybe replaced in the reader by the burst's first).
+    # A publisher's targets before the first one the bridge took are not counted: at most
+    # its first (acknowledged and left half a second to be taken, but another client's first
+    # can replace it in the depth-1 reader).
     assert sent_in_all - PUBLISHERS <= accepted + refused + superseded <= sent_in_all
