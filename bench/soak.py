@@ -8,9 +8,9 @@ RSS from /proc, the exact Gazebo → get/joint_states lag percentiles, Gazebo me
 reported, targets never forwarded to Gazebo, of them those the bridge says a newer target
 superseded (latest wins: `targets_superseded` on its /diagnostics, read around the window) and
 the rest, lost (the latest target must always arrive), and the loop's overruns from the
-bridge's log, beside the late wake-ups of a bare thread waking every 1 ms at the bridge's priority
-in the same run (`bench-floor timer --report`): how late the machine itself is. Prints a table, writes JSON and Markdown, and
-exits 1 if the bridge died, a window did not measure, a target was lost, or RSS grew by more
+bridge's log, beside the late wake-ups of a bare thread waking every 1 ms at the bridge's
+priority in the same run (`bench-floor timer --report`): how late the machine itself is.
+Prints a table, writes JSON and Markdown, and exits 1 if the bridge died, a window did not measure, a target was lost, or RSS grew by more
 than the allowed margin. Processes, partition and domain are the benchmark's (bench/run.py).
 """
 
@@ -215,10 +215,9 @@ def main() -> int:
                               {'label': 'simulator', 'pid': sim.pid}]}
             spec_file, out_file = work / f'spec{index}.json', work / f'window{index}.json'
             spec_file.write_text(json.dumps(spec))
-            # The first window waits for the bridge's first status.
             floor_before = floor_late(floor_log) or 0
             superseded_before = superseded.latest()
-            if superseded_before is None:
+            if superseded_before is None:  # the first window waits for the bridge's first status
                 superseded_before = superseded.after(0.0, bench.READY_TIMEOUT_S)
             monitor = procs.start(f'monitor{index}', [args.bin_dir / 'bench-monitor', '--spec',
                                                       spec_file, '--out', out_file], env)
