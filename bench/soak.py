@@ -10,8 +10,9 @@ superseded (latest wins: `targets_superseded` on its /diagnostics, read around t
 the rest, lost (the latest target must always arrive), and the loop's overruns from the
 bridge's log, beside the late wake-ups of a bare thread waking every 1 ms at the bridge's
 priority in the same run (`bench-floor timer --report`): how late the machine itself is.
-Prints a table, writes JSON and Markdown, and exits 1 if the bridge died, a window did not measure, a target was lost, or RSS grew by more
-than the allowed margin. Processes, partition and domain are the benchmark's (bench/run.py).
+Prints a table, writes JSON and Markdown, and exits 1 if the bridge died, a window did not
+measure, a target was lost, or RSS grew by more than the allowed margin. Processes, partition
+and domain are the benchmark's (bench/run.py).
 """
 
 import argparse
