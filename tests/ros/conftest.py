@@ -8,10 +8,7 @@ when it ends. Waits are on conditions (discovery counts, output lines), each wit
 import itertools
 import os
 import pathlib
-import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
@@ -24,7 +21,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
 # The helpers every end-to-end suite shares (tests/support).
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from support import wait_for  # noqa: E402,F401
+from support import Process, wait_for  # noqa: E402,F401
 
 # Fast DDS accepts domain ids 0..232. Runs started at the same time pick different bases.
 _domains = itertools.count((os.getpid() * 7) % 200)
@@ -37,47 +34,6 @@ def peer_binary() -> pathlib.Path:
         pytest.fail(f'{path} is missing: build it with scripts/test-ros '
                     '(or cargo build --release -p ros-interop after sourcing scripts/env)')
     return path
-
-
-class Process:
-    """A child process whose stdout lines are collected by a thread."""
-
-    def __init__(self, args, env):
-        self.args = [str(a) for a in args]
-        self.proc = subprocess.Popen(self.args, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip('\n'))
-
-    def output(self) -> str:
-        return '\n'.join(self.lines)
-
-    def has_line(self, prefix: str) -> bool:
-        return any(line.startswith(prefix) for line in self.lines)
-
-    def wait_line(self, prefix: str, timeout: float):
-        wait_for(lambda: self.has_line(prefix) or self.proc.poll() is not None, timeout,
-                 f'{prefix!r} from {self.args}')
-        if not self.has_line(prefix):
-            time.sleep(0.2)  # let the reader thread drain what the process printed last
-            pytest.fail(f'{self.args} exited ({self.proc.returncode}) without {prefix!r}:\n'
-                        f'{self.output()}')
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._reader.join(5)
-        self.proc.stdout.close()
 
 
 class Ros:
@@ -116,7 +72,7 @@ class Ros:
 
     def close(self):
         for p in self.processes:
-            p.stop()
+            p.kill()
         # Executor first: destroying a node the executor still waits on can crash rclpy.
         self.executor.shutdown()
         for node in self.nodes:

@@ -34,7 +34,7 @@ def test_rclpy_goal_to_rclrs_server(ros):
     ros.wait_for(result.done, 20, f'the result:\n{peer.output()}')
     assert result.result().status == GoalStatus.STATUS_SUCCEEDED
     assert list(result.result().result.sequence) == fibonacci(10)
-    assert peer.has_line('goal order=10'), peer.output()
+    assert peer.count('goal order=10') > 0, peer.output()
     # Feedback went out while the goal ran; each is a prefix of the result.
     ros.wait_for(lambda: feedback, 10, 'feedback')
     assert all(f == fibonacci(len(f) - 1) for f in feedback), feedback

@@ -40,7 +40,7 @@ OTHER = [
 
 
 def params_lines(peer):
-    peer.wait_line('ready', 30)
+    peer.wait_output('ready', 30)
     return [line for line in peer.lines if '=' in line]
 
 

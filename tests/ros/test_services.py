@@ -30,7 +30,7 @@ def test_rclpy_calls_rclrs(ros, service_name):
 
     future = client.call_async(pattern.message(srv.Request, seed))
     ros.wait_for(future.done, CALL_S, f'the response of the rclrs server:\n{peer.output()}')
-    peer.wait_line('match request', 5)
+    peer.wait_output('match request', 5)
     assert 'MISMATCH' not in peer.output(), peer.output()
     diff = pattern.differences(pattern.plain(future.result()),
                                pattern.plain(pattern.message(srv.Response, seed)))
@@ -53,7 +53,7 @@ def test_rclrs_calls_rclpy(ros, service_name):
     ros.wait_for(lambda: peer.proc.poll() is not None, DISCOVERY_S + CALL_S + 10,
                  f'the rclrs client to finish:\n{peer.output()}')
     assert peer.proc.returncode == 0, peer.output()
-    assert peer.has_line('match response'), peer.output()
+    assert peer.count('match response') > 0, peer.output()
     assert len(requests) == 1
     diff = pattern.differences(pattern.plain(requests[0]),
                                pattern.plain(pattern.message(srv.Request, seed)))

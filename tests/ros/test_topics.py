@@ -77,10 +77,10 @@ def test_round_trip(ros, type_name):
                  DISCOVERY_S, f'discovery with the rclrs peer ({type_name})')
 
     def done():
-        if peer.proc.poll() is not None or peer.has_line('MISMATCH'):
+        if peer.proc.poll() is not None or peer.count('MISMATCH') > 0:
             return True
         publisher.publish(expected)
-        return peer.has_line('match to_rs') and len(received) == 3
+        return peer.count('match to_rs') > 0 and len(received) == 3
     ros.wait_for(done, EXCHANGE_S, f'the exchange with the rclrs peer ({type_name}):\n'
                  f'{peer.output()}\nreceived: {sorted(received)}')
 
