@@ -227,21 +227,27 @@ impl Core {
         }
     }
 
-    fn local_publisher_msg(&self, fqn: &str, lp: &LocalPub) -> Publisher {
+    /// A message publisher record from this node (our process and node UUIDs): `address` and
+    /// `ctrl` say whose. C++ peers send "unused" as `ctrl` in ADVERTISE; only NEW_CONNECTION
+    /// uses it.
+    fn our_publisher_msg(&self, fqn: &str, address: &str, ctrl: &str, msg_type: &str) -> Publisher {
         Publisher {
             topic: fqn.to_owned(),
-            address: self.address.clone(),
+            address: address.to_owned(),
             process_uuid: self.process_uuid.clone(),
             node_uuid: self.node_uuid.clone(),
             scope: Scope::All as i32,
             pub_type: Some(PubType::MsgPub(MessagePublisher {
-                // C++ peers send "unused" here in ADVERTISE; only NEW_CONNECTION uses ctrl.
-                ctrl: "unused".to_owned(),
-                msg_type: lp.type_name.clone(),
+                ctrl: ctrl.to_owned(),
+                msg_type: msg_type.to_owned(),
                 throttled: false,
                 msgs_per_sec: u64::MAX,
             })),
         }
+    }
+
+    fn local_publisher_msg(&self, fqn: &str, lp: &LocalPub) -> Publisher {
+        self.our_publisher_msg(fqn, &self.address, "unused", &lp.type_name)
     }
 
     fn advertise_msg(&self, kind: DiscoveryType, fqn: &str, lp: &LocalPub) {
@@ -252,19 +258,7 @@ impl Core {
     /// NEW_CONNECTION or END_CONNECTION to a remote publisher: `address` is the publisher's,
     /// `process_uuid`/`node_uuid` are ours, `ctrl` is the publisher's process.
     fn connection_msg(&self, kind: DiscoveryType, fqn: &str, rp: &RemotePub) {
-        let p = Publisher {
-            topic: fqn.to_owned(),
-            address: rp.address.clone(),
-            process_uuid: self.process_uuid.clone(),
-            node_uuid: self.node_uuid.clone(),
-            scope: Scope::All as i32,
-            pub_type: Some(PubType::MsgPub(MessagePublisher {
-                ctrl: rp.process_uuid.clone(),
-                msg_type: rp.type_name.clone(),
-                throttled: false,
-                msgs_per_sec: u64::MAX,
-            })),
-        };
+        let p = self.our_publisher_msg(fqn, &rp.address, &rp.process_uuid, &rp.type_name);
         self.send_discovery(kind, Some(DiscContents::Pub(p)));
     }
 
@@ -544,19 +538,7 @@ impl Core {
     fn answer_subscribers_req(&self, st: &State) {
         for fqn in st.subs.keys() {
             for type_name in Self::local_subscribed_types(st, fqn) {
-                let p = Publisher {
-                    topic: fqn.clone(),
-                    address: self.address.clone(),
-                    process_uuid: self.process_uuid.clone(),
-                    node_uuid: self.node_uuid.clone(),
-                    scope: Scope::All as i32,
-                    pub_type: Some(PubType::MsgPub(MessagePublisher {
-                        ctrl: "unused".to_owned(),
-                        msg_type: type_name,
-                        throttled: false,
-                        msgs_per_sec: u64::MAX,
-                    })),
-                };
+                let p = self.our_publisher_msg(fqn, &self.address, "unused", &type_name);
                 self.send_discovery(DiscoveryType::SubscribersRep, Some(DiscContents::Pub(p)));
             }
         }
