@@ -8,13 +8,12 @@ import signal
 import time
 
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from conftest import CONFIG, SCRIPT, START_S, UR3E_JOINTS, binary, wait_for
+from conftest import CONFIG, SCRIPT, START_S, UR3E_JOINTS, binary
+from support.ros import RosClient
 
 TAU = 2 * math.pi
 UR3E_LOWER = [-TAU, -TAU, -math.pi, -TAU, -TAU, -math.inf]
@@ -30,21 +29,11 @@ SURFACE = {'get/joint_states', 'get/joint_positions_min', 'get/joint_positions_m
            'set/target_joint_forces', 'set/homing_signal', 'set/clear_positions'}
 
 
-class Client:
+class Client(RosClient):
     """An rclpy node in this test's ROS domain."""
 
     def __init__(self, domain: int):
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=domain)
-        self.node = rclpy.create_node('script_test_client', context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-
-    def spin(self):
-        self.executor.spin_once(timeout_sec=0.02)
-
-    def wait_for(self, condition, timeout: float, what: str):
-        wait_for(condition, timeout, what, step=self.spin)
+        super().__init__(domain, 'script_test_client')
 
     def subscribe(self, msg_type, topic: str) -> list:
         received = []
@@ -64,12 +53,6 @@ class Client:
         nodes = {f'{ns.rstrip("/")}/{name}'
                  for name, ns in self.node.get_node_names_and_namespaces()}
         return {'topics': topics, 'nodes': nodes - {'/script_test_client'}}
-
-    def close(self):
-        self.executor.remove_node(self.node)
-        self.node.destroy_node()
-        self.executor.shutdown()
-        rclpy.shutdown(context=self.context)
 
 
 @pytest.fixture

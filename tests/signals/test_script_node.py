@@ -10,11 +10,11 @@ import pytest
 import rclpy
 from rcl_interfaces.msg import Log
 from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import parameter_value_to_python
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from conftest import CONFIG, SCRIPT, START_S, binary, new_domain, wait_for
+from conftest import CONFIG, SCRIPT, START_S, binary, new_domain
+from support.ros import RosClient
 
 ROS_ARGS = ['--ros-args', '-r', '__node:=ur3e_1', '--params-file', str(CONFIG)]
 SURFACE = {'/ur3e_1/get/joint_states', '/ur3e_1/get/joint_positions_min',
@@ -25,21 +25,11 @@ ROSOUT_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-class Client:
+class Client(RosClient):
     """An rclpy node in one ROS domain."""
 
     def __init__(self, domain: int):
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=domain)
-        self.node = rclpy.create_node('signals_test_client', context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-
-    def spin(self):
-        self.executor.spin_once(timeout_sec=0.02)
-
-    def wait_for(self, condition, timeout: float, what: str):
-        wait_for(condition, timeout, what, step=self.spin)
+        super().__init__(domain, 'signals_test_client')
 
     def call(self, srv_type, name: str, request):
         client = self.node.create_client(srv_type, name)
@@ -75,12 +65,6 @@ class Client:
                 'publishers': by_node(self.node.get_publisher_names_and_types_by_node),
                 'subscriptions': by_node(self.node.get_subscriber_names_and_types_by_node),
                 'services': by_node(self.node.get_service_names_and_types_by_node)}
-
-    def close(self):
-        self.executor.remove_node(self.node)
-        self.node.destroy_node()
-        self.executor.shutdown()
-        rclpy.shutdown(context=self.context)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""What the end-to-end suites (tests/node, tests/multi, tests/python, tests/signals) share:
+"""What the end-to-end suites (tests/node, tests/multi, tests/python, tests/signals, tests/ros) share:
 child processes in their own sessions whose output a thread collects, bounded condition
 waits, the binaries under test, and a parser of the Ignition CLI's `gz.msgs.Model` text.
 
