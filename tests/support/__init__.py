@@ -1,6 +1,7 @@
-"""What the end-to-end suites (tests/node, tests/multi, tests/python, tests/signals, tests/ros) share:
-child processes in their own sessions whose output a thread collects, bounded condition
-waits, the binaries under test, and a parser of the Ignition CLI's `gz.msgs.Model` text.
+"""What the end-to-end suites (tests/node, tests/multi, tests/python, tests/signals, tests/ros)
+share: child processes in their own sessions whose output a thread collects, bounded condition
+waits, the binaries under test, and a parser of the Ignition CLI's `gz.msgs.Model` text
+(`support.ros`: an rclpy client node).
 
 Each suite's conftest puts `tests/` on `sys.path` and imports from here.
 """
