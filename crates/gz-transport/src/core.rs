@@ -158,7 +158,13 @@ pub(crate) struct Core {
     pub counters: Counters,
     /// Senders of dropped input, each named once in the log.
     pub offenders: Offenders,
+    /// An XPUB socket: it reports the topic filters subscribers set on it, so we know when a
+    /// subscriber's connection is complete and a message sent now reaches it.
     publisher: Mutex<zmq::Socket>,
+    /// The filters (topic prefixes) some subscriber has on our publisher socket, as the
+    /// socket reported them: the first subscriber of a filter subscribes, the last one to
+    /// leave unsubscribes.
+    wire_filters: Mutex<HashSet<Vec<u8>>>,
     control: Mutex<zmq::Socket>,
     state: Mutex<State>,
     /// Copy of `State::subs` for the receive thread, replaced on every (un)subscribe.
@@ -191,6 +197,7 @@ impl Core {
             counters: Counters::default(),
             offenders: Offenders::default(),
             publisher: Mutex::new(publisher),
+            wire_filters: Mutex::default(),
             control: Mutex::new(control),
             state: Mutex::new(State {
                 next_id: 1,
@@ -306,26 +313,84 @@ impl Core {
             payload,
             type_name,
         };
-        // PUB never blocks: beyond the high-water mark a slow subscriber loses messages.
-        self.publisher.lock().send_multipart(msg.frames(), 0)?;
+        let filters_changed = {
+            let socket = self.publisher.lock();
+            // PUB never blocks: beyond the high-water mark a slow subscriber loses messages.
+            socket.send_multipart(msg.frames(), 0)?;
+            self.take_filters_locked(&socket)
+        };
         bump(&self.counters.messages_published);
+        if filters_changed {
+            self.notify_changed();
+        }
         Ok(())
     }
 
-    pub fn has_subscribers(&self, fqn: &str) -> bool {
-        let st = self.state.lock();
-        Self::has_subscribers_locked(&st, fqn)
+    /// The publisher socket's file descriptor, readable when the socket has something to
+    /// process (ZeroMQ's edge-style `ZMQ_FD`): the discovery thread waits on it.
+    pub fn publisher_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.publisher.lock().get_fd().ok()
     }
 
-    fn has_subscribers_locked(st: &State, fqn: &str) -> bool {
+    /// Take the subscription filters the publisher socket reported since last time; wakes
+    /// [`wait_for_subscribers`](Self::wait_for_subscribers) if they changed.
+    pub fn take_wire_filters(&self) {
+        let changed = {
+            let socket = self.publisher.lock();
+            // Processes the socket's pending commands, which also re-arms its ZMQ_FD.
+            let _ = socket.get_events();
+            self.take_filters_locked(&socket)
+        };
+        if changed {
+            self.notify_changed();
+        }
+    }
+
+    fn take_filters_locked(&self, socket: &zmq::Socket) -> bool {
+        let mut changed = false;
+        while let Ok(frame) = socket.recv_bytes(zmq::DONTWAIT) {
+            let mut filters = self.wire_filters.lock();
+            match frame.split_first() {
+                Some((1, filter)) => changed |= filters.insert(filter.to_vec()),
+                Some((0, filter)) => changed |= filters.remove(filter),
+                _ => {}
+            }
+        }
+        changed
+    }
+
+    fn notify_changed(&self) {
+        let _st = self.state.lock();
+        self.changed.notify_all();
+    }
+
+    /// True when a subscriber of `fqn` announced itself (NEW_CONNECTION) or is a subscription
+    /// of this node, and a matching filter reached our publisher socket: a message published
+    /// now gets to it. The announcement alone is not enough: ZeroMQ completes the
+    /// subscriber's connection in the background, and until its filter arrives the socket
+    /// sends into the void.
+    pub fn has_subscribers(&self, fqn: &str) -> bool {
+        self.take_wire_filters();
+        let st = self.state.lock();
+        self.has_subscribers_locked(&st, fqn)
+    }
+
+    fn has_subscribers_locked(&self, st: &State, fqn: &str) -> bool {
         let Some(lp) = st.local.get(fqn) else {
             return false;
         };
-        !lp.remote_subs.is_empty()
+        let announced = !lp.remote_subs.is_empty()
             || st
                 .subs
                 .get(fqn)
-                .is_some_and(|s| s.iter().any(|e| e.accepts(&lp.type_name)))
+                .is_some_and(|s| s.iter().any(|e| e.accepts(&lp.type_name)));
+        // ZeroMQ filters are prefixes of the first frame, which is the topic.
+        announced
+            && self
+                .wire_filters
+                .lock()
+                .iter()
+                .any(|filter| fqn.as_bytes().starts_with(filter))
     }
 
     pub fn remote_subscriber_count(&self, fqn: &str) -> usize {
@@ -337,7 +402,8 @@ impl Core {
     }
 
     pub fn wait_for_subscribers(&self, fqn: &str, timeout: Duration) -> bool {
-        self.wait_until(timeout, |st| Self::has_subscribers_locked(st, fqn))
+        self.take_wire_filters();
+        self.wait_until(timeout, |st| self.has_subscribers_locked(st, fqn))
     }
 
     pub fn subscribe(&self, fqn: &str, type_name: Option<String>, callback: Callback) -> u64 {

@@ -138,7 +138,9 @@ impl Node {
     pub(crate) fn with_config(cfg: Config) -> Result<Node, Error> {
         let ctx = zmq::Context::new();
 
-        let publisher = ctx.socket(zmq::PUB)?;
+        // XPUB rather than PUB: the same to subscribers, but it reports their filters, which is
+        // how `has_subscribers` knows a subscriber's connection is complete.
+        let publisher = ctx.socket(zmq::XPUB)?;
         publisher.set_sndhwm(cfg.sndhwm)?;
         // Messages published just before the node is dropped still get out (a one-shot
         // `gz-topic -p` depends on it), but a stuck peer cannot hold up shutdown for long.
@@ -407,8 +409,9 @@ impl<M: GzMessage> Publisher<M> {
     pub fn topic(&self) -> &str {
         self.raw.topic()
     }
-    /// True when at least one remote subscriber announced itself (NEW_CONNECTION), or a
-    /// subscription of this node accepts the type.
+    /// True when a message published now reaches a subscriber: one announced itself
+    /// (NEW_CONNECTION) or a subscription of this node accepts the type, and its ZeroMQ
+    /// filter has reached our socket.
     pub fn has_subscribers(&self) -> bool {
         self.raw.has_subscribers()
     }
@@ -449,8 +452,7 @@ impl RawPublisher {
     pub fn type_name(&self) -> &str {
         &self.type_name
     }
-    /// True when a remote subscriber announced itself (NEW_CONNECTION) or a subscription of
-    /// this node accepts the type.
+    /// See [`Publisher::has_subscribers`].
     pub fn has_subscribers(&self) -> bool {
         self.handle.core.has_subscribers(&self.fqn)
     }
@@ -458,6 +460,7 @@ impl RawPublisher {
     pub fn subscriber_count(&self) -> usize {
         self.handle.core.remote_subscriber_count(&self.fqn)
     }
+    /// Block until [`has_subscribers`](Self::has_subscribers) or `timeout`; true if it holds.
     pub fn wait_for_subscribers(&self, timeout: Duration) -> bool {
         self.handle.core.wait_for_subscribers(&self.fqn, timeout)
     }

@@ -1,7 +1,8 @@
 //! The two threads of a node.
 //!
-//! * Discovery: waits on the UDP socket and a wake-up pipe; handles datagrams as they come,
-//!   and every [`HEARTBEAT_INTERVAL`] sends heartbeats/re-advertisements and expires silent peers.
+//! * Discovery: waits on the UDP socket, a wake-up pipe and the publisher socket; handles
+//!   datagrams as they come, takes the subscription filters the publisher socket reports, and
+//!   every [`HEARTBEAT_INTERVAL`] sends heartbeats/re-advertisements and expires silent peers.
 //! * Receive: owns the ZeroMQ SUB socket (ZeroMQ sockets are not thread-safe), waits on it and
 //!   on the inproc control socket that carries connect/subscribe commands, and runs the
 //!   subscription callbacks. Callbacks may call any node method, `publish` included.
@@ -22,6 +23,7 @@ const MAX_DISCOVERY_WAIT: Duration = Duration::from_millis(250);
 pub(crate) fn discovery_loop(core: Arc<Core>, mut wake: UnixStream) {
     let mut buf = vec![0u8; 65536];
     let mut next_tick = Instant::now();
+    let publisher_fd = core.publisher_fd();
     while !core.is_shutting_down() {
         let now = Instant::now();
         if now >= next_tick {
@@ -39,14 +41,19 @@ pub(crate) fn discovery_loop(core: Arc<Core>, mut wake: UnixStream) {
         let mut items = [
             zmq::PollItem::from_fd(core.disc.recv.as_raw_fd(), zmq::POLLIN),
             zmq::PollItem::from_fd(wake.as_raw_fd(), zmq::POLLIN),
+            zmq::PollItem::from_fd(publisher_fd.unwrap_or(-1), zmq::POLLIN),
         ];
-        if let Err(e) = zmq::poll(&mut items, wait.as_millis() as i64) {
+        let polled = if publisher_fd.is_some() { 3 } else { 2 };
+        if let Err(e) = zmq::poll(&mut items[..polled], wait.as_millis() as i64) {
             tracing::warn!(error = %e, "discovery poll failed");
             std::thread::sleep(Duration::from_millis(10));
             continue;
         }
         if items[1].is_readable() {
             let _ = wake.read(&mut [0u8; 16]);
+        }
+        if items[2].is_readable() {
+            core.take_wire_filters();
         }
         if items[0].is_readable() {
             loop {

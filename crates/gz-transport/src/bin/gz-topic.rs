@@ -238,11 +238,8 @@ fn publish(node: &Node, topic: &str, msg_type: &str, data: &str, args: &Args) ->
     let payload = text::encode_text(&short, data)
         .with_context(|| format!("invalid {full} message {data:?}"))?;
     let publisher = node.advertise_raw(topic, &full)?;
-    // A subscriber that announced itself (NEW_CONNECTION) connects its socket at the same
-    // time; give the connection a moment so the first message is not sent into the void.
-    if publisher.wait_for_subscribers(secs(args.wait, "--wait")?) {
-        std::thread::sleep(Duration::from_millis(100));
-    } else {
+    // Returns once a subscriber's connection is complete, so the first message reaches it.
+    if !publisher.wait_for_subscribers(secs(args.wait, "--wait")?) {
         eprintln!("gz-topic: no subscriber on {topic} yet, publishing anyway");
     }
     match args.rate {

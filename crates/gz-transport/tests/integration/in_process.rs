@@ -11,6 +11,33 @@ fn double(data: f64) -> Double {
     Double { header: None, data }
 }
 
+/// `wait_for_subscribers` returns only once the subscriber's connection is complete, so the
+/// one message sent right after it arrives: a driver's first target after `initialize()`
+/// depends on it. Fresh nodes each round, as a (re)started simulator would be.
+#[test]
+fn the_one_message_sent_once_subscribers_are_there_arrives() {
+    for round in 0..20 {
+        let p = partition("oneshot");
+        let sub_node = node(&p, MsgsPrefix::Gz);
+        let got = inbox::<f64>();
+        let g = got.clone();
+        let _sub = sub_node
+            .subscribe("/cmd", move |m: Double, info: &MessageInfo| {
+                g.lock().unwrap().push((m.data, info.clone()));
+            })
+            .unwrap();
+        let pub_node = node(&p, MsgsPrefix::Gz);
+        let publisher = pub_node.advertise::<Double>("/cmd").unwrap();
+        assert!(publisher.wait_for_subscribers(PATIENCE), "round {round}");
+        publisher.publish(&double(f64::from(round))).unwrap();
+        assert!(
+            eventually(PATIENCE, || !got.lock().unwrap().is_empty()),
+            "round {round}: the message sent once subscribers were there was lost"
+        );
+        assert_eq!(got.lock().unwrap()[0].0, f64::from(round));
+    }
+}
+
 #[test]
 fn typed_pubsub_between_two_nodes() {
     let p = partition("typed");
