@@ -17,6 +17,13 @@ use crate::{
 
 /// How often a waiting `initialize()` logs which joints are still missing.
 const INITIALIZE_PROGRESS_INTERVAL: Duration = Duration::from_secs(2);
+/// How long `initialize()` waits, once every joint was seen, for each command topic's
+/// subscriber (Gazebo's JointPositionController) to be connected, so that the first target
+/// reaches Gazebo. Controllers subscribe when the world loads, before joint states flow; past
+/// this, a warning names the topics nobody subscribes to.
+const COMMAND_SUBSCRIBERS_WAIT: Duration = Duration::from_secs(2);
+/// The slice of that wait between looks at shutdown and disconnect.
+const COMMAND_SUBSCRIBERS_SLICE: Duration = Duration::from_millis(100);
 /// At most one clamp warning per this interval.
 const CLAMP_WARNING_INTERVAL: Duration = Duration::from_secs(1);
 /// After a new subscriber (a restarted simulator) connects to a command topic, the target is
@@ -243,10 +250,12 @@ impl RobotDriverGazebo {
         self.initialize_with(&ShutdownToken::new())
     }
 
-    /// Waits until every configured joint has been seen with non-NaN limits (±inf accepted),
-    /// then captures the limits and enters `Initialized`. Blocks without polling: it wakes
-    /// when the cache becomes ready, when `shutdown` is triggered, on `disconnect()`, and
-    /// every 2 s to log which joints are still missing. Does nothing if already initialized;
+    /// Waits until every configured joint has been seen with non-NaN limits (±inf accepted)
+    /// and, for up to 2 s more, until every command topic's subscriber is connected (else a
+    /// warning names the topics), then captures the limits and enters `Initialized`. Blocks
+    /// without polling for joint states: it wakes when the cache becomes ready, when
+    /// `shutdown` is triggered, on `disconnect()`, and every 2 s to log which joints are still
+    /// missing. Does nothing if already initialized;
     /// callers waiting at the same time (a robot's loop and a composite of it) all return
     /// `Ok` once one of them initialized the driver.
     ///
@@ -332,6 +341,12 @@ impl RobotDriverGazebo {
                 next_progress_log = now + INITIALIZE_PROGRESS_INTERVAL;
             }
         }
+        let unsubscribed = self.wait_for_command_subscribers(shutdown);
+        if shutdown.is_triggered() {
+            return Err(DriverError::InitializeShutdown {
+                topic: topic.clone(),
+            });
+        }
         let _transition = self.lifecycle.lock();
         match self.state() {
             DriverState::Disconnected => {
@@ -342,6 +357,15 @@ impl RobotDriverGazebo {
             DriverState::Initialized => return Ok(()),
             DriverState::Connected => {}
         }
+        if !unsubscribed.is_empty() {
+            tracing::warn!(
+                "RobotDriverGazebo::initialize: nothing subscribes to [{}] after {} s (is \
+                 Gazebo's JointPositionController loaded, and joint_positions_topic_prefix \
+                 right?); targets sent before a controller subscribes are lost.",
+                unsubscribed.join(", "),
+                COMMAND_SUBSCRIBERS_WAIT.as_secs()
+            );
+        }
         *self.limits.write() = (snapshot.limits_lower.clone(), snapshot.limits_upper.clone());
         self.set_state(DriverState::Initialized);
         tracing::info!(
@@ -349,6 +373,35 @@ impl RobotDriverGazebo {
             self.joint_count()
         );
         Ok(())
+    }
+
+    /// Waits up to [`COMMAND_SUBSCRIBERS_WAIT`] until every command topic has a subscriber
+    /// whose connection is complete (a message sent now reaches it), in slices so shutdown and
+    /// disconnect are seen; returns the topics still without one.
+    fn wait_for_command_subscribers(&self, shutdown: &ShutdownToken) -> Vec<String> {
+        let deadline = Instant::now() + COMMAND_SUBSCRIBERS_WAIT;
+        loop {
+            let links = self.links.lock();
+            let Some(links) = links.as_ref() else {
+                return Vec::new(); // disconnected: the caller reports it
+            };
+            let unsubscribed: Vec<&Publisher<Double>> = links
+                .publishers
+                .iter()
+                .filter(|publisher| !publisher.has_subscribers())
+                .collect();
+            let now = Instant::now();
+            let cancelled = shutdown.is_triggered() || self.state() != DriverState::Connected;
+            if unsubscribed.is_empty() || cancelled || now >= deadline {
+                return unsubscribed
+                    .iter()
+                    .map(|publisher| publisher.topic().to_string())
+                    .collect();
+            }
+            unsubscribed[0].wait_for_subscribers(
+                COMMAND_SUBSCRIBERS_SLICE.min(deadline.saturating_duration_since(now)),
+            );
+        }
     }
 
     /// Leaves `Initialized` for `Connected`: getters and targets are refused again and the
