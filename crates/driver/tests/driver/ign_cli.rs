@@ -9,7 +9,7 @@ use sas_robot_driver_gazebo::{
     TargetOutcome,
 };
 
-use crate::support::{ign_topic, unique_partition, ChildGuard};
+use crate::support::{capture_logs, ign_topic, unique_partition, ChildGuard};
 
 const STATES: &str = "/test/model/arm/joint_state";
 const PREFIX: &str = "/model/arm/joint/";
@@ -77,8 +77,18 @@ fn a_model_published_by_ign_topic_fills_the_cache_and_initializes_the_driver() {
     assert!(snapshot.sequence >= 1);
     assert!(!snapshot.is_stale(Duration::from_secs(60)));
 
-    // Every joint is in the cache, so initialize returns without another message.
-    driver.initialize().unwrap();
+    // Every joint is in the cache, so initialize returns without another message; nothing
+    // subscribes to the command topics (no controllers here), which it names after 2 s.
+    let started = Instant::now();
+    let (initialized, logs) = capture_logs(|| driver.initialize());
+    initialized.unwrap();
+    assert!(started.elapsed() >= Duration::from_secs(2), "{logs}");
+    assert!(
+        logs.contains(&format!(
+            "nothing subscribes to [{PREFIX}a/0/cmd_pos, {PREFIX}b/0/cmd_pos] after 2 s"
+        )),
+        "{logs}"
+    );
     assert_eq!(driver.get_joint_positions().unwrap(), [0.5, -0.25]);
     assert_eq!(driver.get_joint_velocities().unwrap(), [-1.0, 0.5]);
     assert_eq!(driver.get_joint_torques().unwrap(), [3.0, 2.0]);

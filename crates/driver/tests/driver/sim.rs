@@ -180,6 +180,39 @@ fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
     sim.stop();
 }
 
+/// Without a control loop, one forward right after `initialize()` must reach the simulator:
+/// initialize waits until the controllers' subscriptions are connected (a fresh driver's
+/// node each round, as a restarted bridge or a Python user's script would be).
+#[test]
+fn a_target_forwarded_once_right_after_initialize_reaches_the_simulator() {
+    let partition = unique_partition("first_target");
+    let sim = start_ur3e_world(&partition);
+    for round in 0..10 {
+        let driver = RobotDriverGazebo::new(ur3e_config(&partition), None).unwrap();
+        driver.connect().unwrap();
+        let (initialized, logs) = capture_logs(|| driver.initialize());
+        initialized.unwrap();
+        assert!(!logs.contains("nothing subscribes"), "round {round}: {logs}");
+        let mut target = driver.get_joint_positions().unwrap();
+        let goal = if round % 2 == 0 { 0.02 } else { 0.0 };
+        target[0] = goal;
+        driver.set_target_joint_positions(&target).unwrap();
+        assert!(driver.forward_targets().unwrap());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while (sim.joint_position("shoulder_pan_joint").unwrap() - goal).abs() > 1e-3 {
+            assert!(
+                Instant::now() < deadline,
+                "round {round}: the one target sent was lost (shoulder_pan_joint at {:?}, \
+                 target {goal})",
+                sim.joint_position("shoulder_pan_joint")
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+        driver.disconnect();
+    }
+    sim.stop();
+}
+
 #[test]
 fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
     let partition = unique_partition("invalid_targets");
