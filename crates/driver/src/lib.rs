@@ -13,7 +13,8 @@
 //! );
 //! let driver = RobotDriverGazebo::new(config, None)?;
 //! driver.connect()?;
-//! driver.initialize_with(&ShutdownToken::new())?; // blocks until every joint was seen
+//! // Blocks until every joint was seen and the controllers' subscriptions are connected.
+//! driver.initialize_with(&ShutdownToken::new())?;
 //! let q = driver.get_joint_positions()?;
 //! driver.set_target_joint_positions(&q)?;
 //! driver.forward_targets()?; // the control loop calls this every period
@@ -39,7 +40,9 @@
 //! ([`RobotDriverGazebo::foreign_joint_states`]) and each such publisher is named once in a
 //! warning. A new simulator also gets the latest target: after any new subscriber connects to
 //! a command topic, `forward_targets` re-sends the target it published last every call for one
-//! second.
+//! second. And the first target reaches Gazebo even when it is sent only once:
+//! `initialize` waits (up to 2 s, then warns naming the topics) until every command topic's
+//! subscriber connection is complete, not just announced.
 //!
 //! Everything here is `Send + Sync`: one [`RobotDriverGazebo`] can sit in an `Arc` shared by a
 //! control loop, a ROS executor and Python threads.

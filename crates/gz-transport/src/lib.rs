@@ -35,9 +35,12 @@
 //! are (same partition and scope rules, forgotten with their process). Discovery types
 //! beyond 9 are dropped and counted.
 //!
-//! Publishing locks the node's PUB socket and sends four frames; it never blocks (a slow
+//! Publishing locks the node's publisher socket and sends four frames; it never blocks (a slow
 //! subscriber loses messages beyond the high-water mark, as with gz-transport), so a callback
-//! may publish. Bad incoming datagrams and frames are dropped, counted in [`TransportStats`]
+//! may publish. The socket is an XPUB (a PUB to its peers) so that it reports the filters
+//! subscribers set: a NEW_CONNECTION comes before the subscriber's connection is complete, and
+//! [`Publisher::has_subscribers`] holds only once its filter arrived, so a message sent then
+//! is not lost. Bad incoming datagrams and frames are dropped, counted in [`TransportStats`]
 //! and logged at debug level; they never panic or stop the node.
 //!
 //! # Environment
