@@ -404,6 +404,20 @@ impl RobotDriverGazebo {
         }
     }
 
+    /// The command topics a target sent now would reach no subscriber on (no
+    /// JointPositionController, or its connection not complete yet), in joint order; empty
+    /// while disconnected.
+    pub fn unsubscribed_command_topics(&self) -> Vec<String> {
+        self.links.lock().as_ref().map_or_else(Vec::new, |links| {
+            links
+                .publishers
+                .iter()
+                .filter(|publisher| !publisher.has_subscribers())
+                .map(|publisher| publisher.topic().to_string())
+                .collect()
+        })
+    }
+
     /// Leaves `Initialized` for `Connected`: getters and targets are refused again and the
     /// stored target is dropped (Gazebo keeps the last command it got). Safe in any state.
     pub fn deinitialize(&self) {

@@ -3,12 +3,24 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gz_transport::msgs::{Double, Model};
-use gz_transport::{Error, MessageInfo, MsgsPrefix};
+use gz_transport::{Error, MessageInfo, MsgsPrefix, Node, Subscription};
 
-use crate::support::{eventually, inbox, node, partition, PATIENCE};
+use crate::support::{eventually, inbox, node, partition, Inbox, PATIENCE};
 
 fn double(data: f64) -> Double {
     Double { header: None, data }
+}
+
+/// A subscription of `node` to the `Double`s on `topic`, collecting them.
+fn doubles_on(node: &Node, topic: &str) -> (Subscription, Inbox<f64>) {
+    let got = inbox::<f64>();
+    let sink = got.clone();
+    let subscription = node
+        .subscribe(topic, move |m: Double, info: &MessageInfo| {
+            sink.lock().unwrap().push((m.data, info.clone()));
+        })
+        .unwrap();
+    (subscription, got)
 }
 
 /// `wait_for_subscribers` returns only once the subscriber's connection is complete, so the
@@ -19,13 +31,7 @@ fn the_one_message_sent_once_subscribers_are_there_arrives() {
     for round in 0..20 {
         let p = partition("oneshot");
         let sub_node = node(&p, MsgsPrefix::Gz);
-        let got = inbox::<f64>();
-        let g = got.clone();
-        let _sub = sub_node
-            .subscribe("/cmd", move |m: Double, info: &MessageInfo| {
-                g.lock().unwrap().push((m.data, info.clone()));
-            })
-            .unwrap();
+        let (_sub, got) = doubles_on(&sub_node, "/cmd");
         let pub_node = node(&p, MsgsPrefix::Gz);
         let publisher = pub_node.advertise::<Double>("/cmd").unwrap();
         assert!(publisher.wait_for_subscribers(PATIENCE), "round {round}");
@@ -43,13 +49,7 @@ fn typed_pubsub_between_two_nodes() {
     let p = partition("typed");
     let pub_node = node(&p, MsgsPrefix::Gz);
     let sub_node = node(&p, MsgsPrefix::Gz);
-    let got = inbox::<f64>();
-    let g = got.clone();
-    let _sub = sub_node
-        .subscribe("/cmd", move |m: Double, info: &MessageInfo| {
-            g.lock().unwrap().push((m.data, info.clone()));
-        })
-        .unwrap();
+    let (_sub, got) = doubles_on(&sub_node, "/cmd");
     let publisher = pub_node.advertise::<Double>("/cmd").unwrap();
     assert!(
         publisher.wait_for_subscribers(PATIENCE),
