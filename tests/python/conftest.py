@@ -7,23 +7,14 @@ middlewares on loopback, and kills every process it started. Waits are on condit
 lines, messages, counts), each with a deadline; none is a fixed sleep.
 """
 
-import itertools
 import os
 import pathlib
-import re
 import sys
-
-import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
 CONFIG = ROOT / 'config' / 'config.yaml'
 SCRIPT = ROOT / 'scripts' / 'sas_robot_driver_ros_gazebo.py'
-UR3E_WORLD = ROOT / 'sdf' / 'ur3e_world.sdf'
-UR3E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
-               'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']
-UR3E_PREFIX = '/model/ur3e/joint/'
-UR3E_STATES = '/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state'
 START_S = 30  # a process start plus discovery, on 2 loaded cores
 
 # Loopback only, for this process (the in-process drivers) and every child.
@@ -33,13 +24,11 @@ os.environ.update({'GZ_IP': '127.0.0.1', 'IGN_IP': '127.0.0.1',
 # The helpers every end-to-end suite shares (tests/support).
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from support import Process, binary, wait_for  # noqa: E402,F401
+from support.world import (  # noqa: E402,F401
+    UR3E_JOINTS, UR3E_PREFIX, UR3E_STATES, UR3E_WORLD, World as BaseWorld, domain_ids,
+    world_fixture)
 
-# Fast DDS accepts domain ids 0..232; a base apart from the other suites'.
-_domains = itertools.count((os.getpid() * 13) % 200 + 23)
-
-
-def unique_name(prefix: str, test_name: str) -> str:
-    return re.sub(r'[^A-Za-z0-9_]', '_', f'{prefix}_{os.getpid()}_{test_name}')
+_new_domain = domain_ids(13)
 
 
 def raise_priority(pid: int) -> bool:
@@ -56,51 +45,25 @@ def raise_priority(pid: int) -> bool:
         return False
 
 
-class World:
-    """One test's world: a gz partition, a ROS domain and the processes started in them."""
+class World(BaseWorld):
+    """One test's world: a gz partition, a ROS domain and the processes started in them;
+    children get this environment (the venv's Python and libraries) under the test's."""
 
     def __init__(self, tmp_path: pathlib.Path, test_name: str):
-        self.tmp = tmp_path
-        self.partition = unique_name('py', test_name)
-        self.domain = next(_domains) % 230 + 1
-        self.processes: list[Process] = []
+        super().__init__(tmp_path, test_name, prefix='py', new_domain=_new_domain,
+                         start_s=START_S, inherit_environment=True)
         self.boosted = False
-
-    def env(self, **extra) -> dict:
-        """What a child gets: its own partition and domain, loopback only."""
-        env = dict(os.environ)
-        env.update({
-            'ROS_DOMAIN_ID': str(self.domain),
-            'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
-            'GZ_PARTITION': self.partition,
-            'IGN_PARTITION': self.partition,
-            'GZ_IP': '127.0.0.1',
-            'IGN_IP': '127.0.0.1',
-            'RCUTILS_LOGGING_BUFFERED_STREAM': '0',
-            'PYTHONUNBUFFERED': '1',
-            'RUST_BACKTRACE': '1',
-        })
-        env.update(extra)
-        return env
 
     def start(self, args, priority: bool = False, **env) -> Process:
         """With `priority`, the process runs ahead of other load on the machine (see
         `raise_priority`)."""
-        process = Process(args, self.env(**env))
-        self.processes.append(process)
+        process = super().start(args, **env)
         if priority:
             self.boosted = raise_priority(process.proc.pid)
         return process
 
     def python(self, script, *args, priority: bool = False, **env) -> Process:
         return self.start([sys.executable, script, *args], priority=priority, **env)
-
-    def sim(self, *extra, priority: bool = False) -> Process:
-        """gz-joint-sim running the UR3e world, once it publishes joint states."""
-        process = self.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), UR3E_WORLD, *extra],
-                             priority=priority)
-        process.wait_output('joint states', START_S)
-        return process
 
     def configuration(self, **options):
         """The UR3e's driver configuration, in this world's partition."""
@@ -109,18 +72,8 @@ class World:
         return sas.RobotDriverGazeboConfiguration(UR3E_JOINTS, UR3E_PREFIX, UR3E_STATES,
                                                   **options)
 
-    def close(self):
-        for process in self.processes:
-            process.kill()
 
-
-@pytest.fixture
-def world(tmp_path, request):
-    w = World(tmp_path, request.node.name)
-    try:
-        yield w
-    finally:
-        w.close()
+world = world_fixture(World)
 
 
 _figures: list[tuple[str, dict]] = []

@@ -1,7 +1,8 @@
 """What the end-to-end suites (tests/node, tests/multi, tests/python, tests/signals, tests/ros)
 share: child processes in their own sessions whose output a thread collects, bounded condition
-waits, the binaries under test, and a parser of the Ignition CLI's `gz.msgs.Model` text
-(`support.ros`: an rclpy client node).
+waits, the binaries under test, and a parser of the Ignition CLI's `gz.msgs.Model` text;
+`support.world`: a test's partition, domain and processes (the `world` fixture's base);
+`support.ros`: an rclpy client node, and a world with one.
 
 Each suite's conftest puts `tests/` on `sys.path` and imports from here.
 """

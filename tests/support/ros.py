@@ -1,10 +1,22 @@
-"""An rclpy node of its own (own context, own executor) in one ROS domain: the piece the test
-clients on the ROS side share. Import it only where rclpy is available (scripts/env)."""
+"""The ROS side of the tests: an rclpy node of its own (own context, own executor) in one ROS
+domain, and a `World` with one. Import it only where rclpy is available (scripts/env)."""
 
+import subprocess
+import time
+
+import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from support import wait_for
+from support import parse_model_text, wait_for
+from support.world import UR3E_STATES, World
+
+IGN_TOPIC_CLI = '/usr/libexec/ignition/transport11/ign-transport-topic'
+
+# The bridge's QoS on every topic: KeepLast(1), reliable, volatile.
+DEPTH_ONE = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.VOLATILE)
 
 
 class RosClient:
@@ -23,8 +35,53 @@ class RosClient:
     def wait_for(self, condition, timeout: float, what: str):
         wait_for(condition, timeout, what, step=self.spin)
 
+    def spin_for(self, seconds: float):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.spin()
+
     def close(self):
         self.executor.remove_node(self.node)
         self.node.destroy_node()
         self.executor.shutdown()
         rclpy.shutdown(context=self.context)
+
+
+class RosWorld(World, RosClient):
+    """A `World` with an rclpy node named `client_name` in the test's domain, to talk to what
+    the test started."""
+
+    def __init__(self, tmp_path, test_name: str, *, client_name: str, **world_options):
+        World.__init__(self, tmp_path, test_name, **world_options)
+        RosClient.__init__(self, self.domain, client_name)
+
+    def subscribe(self, msg_type, topic: str) -> list:
+        """Every message received on `topic`, appended as it arrives."""
+        received = []
+        self.node.create_subscription(msg_type, topic, received.append, DEPTH_ONE)
+        return received
+
+    def publisher(self, msg_type, topic: str, subscribers_timeout: float | None = None):
+        """A publisher on `topic`, returned once a subscription matched it."""
+        publisher = self.node.create_publisher(msg_type, topic, DEPTH_ONE)
+        self.wait_for(lambda: publisher.get_subscription_count() > 0,
+                      subscribers_timeout or self.start_s, f'a subscriber on {topic}')
+        return publisher
+
+    def gazebo_positions(self, topic: str = UR3E_STATES, timeout: float = 20) -> dict:
+        """The simulator's joint positions by name, read by the real Ignition CLI (needs the
+        simulator on the `ignition.msgs.` prefix)."""
+        try:
+            out = subprocess.run([IGN_TOPIC_CLI, '-e', '-t', topic, '-n', '1'],
+                                 env=self.env(), capture_output=True, text=True,
+                                 timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f'the Ignition CLI received no Model on {topic} within {timeout} s')
+        positions = parse_model_text(out.stdout)
+        if not positions:
+            pytest.fail(f'no Model from the Ignition CLI on {topic}:\n{out.stdout}\n{out.stderr}')
+        return positions
+
+    def close(self):
+        World.close(self)
+        RosClient.close(self)

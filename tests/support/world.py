@@ -1,0 +1,98 @@
+"""One test's world: a gz partition and a ROS domain of its own, the processes started in
+them (each killed at the end), and the shipped UR3e world the suites simulate. The suites'
+conftests subclass `World` for what they start (`support.ros.RosWorld` adds an rclpy client).
+"""
+
+import itertools
+import os
+import pathlib
+import re
+
+import pytest
+
+from support import ROOT, Process, binary
+
+UR3E_WORLD = ROOT / 'sdf' / 'ur3e_world.sdf'
+UR3E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
+               'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']
+UR3E_PREFIX = '/model/ur3e/joint/'
+UR3E_STATES = '/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state'
+
+
+def domain_ids(seed: int):
+    """A function giving a new ROS domain id per call. Fast DDS accepts 0..232; runs started
+    at the same time, and each suite (its own `seed`), start from different bases."""
+    counter = itertools.count((os.getpid() * seed) % 200 + 2 * seed)
+    return lambda: next(counter) % 230 + 1
+
+
+class World:
+    """A gz partition named after the test, a ROS domain, and the processes started in them.
+
+    `inherit_environment`: children get this process's environment (the venv's Python and
+    libraries) under the test's variables; otherwise only the test's variables, so a binary
+    must find its libraries by itself (its RPATH)."""
+
+    def __init__(self, tmp_path: pathlib.Path, test_name: str, *, prefix: str, new_domain,
+                 start_s: float, inherit_environment: bool):
+        self.tmp = tmp_path
+        self.partition = re.sub(r'[^A-Za-z0-9_]', '_',
+                                f'{prefix}_{os.getpid()}_{test_name}')[:80]
+        self.new_domain = new_domain
+        self.domain = new_domain()
+        self.start_s = start_s
+        self.inherit_environment = inherit_environment
+        self.processes: list[Process] = []
+
+    def env(self, domain: int | None = None, **extra) -> dict:
+        """What a child gets: the test's partition and domain (or `domain`), loopback only,
+        unbuffered logs, and `extra`."""
+        env = dict(os.environ) if self.inherit_environment else {'HOME': str(self.tmp)}
+        env.update({
+            'ROS_DOMAIN_ID': str(self.domain if domain is None else domain),
+            'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+            'GZ_PARTITION': self.partition,
+            'IGN_PARTITION': self.partition,
+            'GZ_IP': '127.0.0.1',
+            'IGN_IP': '127.0.0.1',
+            'RCUTILS_LOGGING_BUFFERED_STREAM': '0',
+            'PYTHONUNBUFFERED': '1',
+            'RUST_BACKTRACE': '1',
+        })
+        env.update(extra)
+        return env
+
+    def start(self, args, domain: int | None = None, **env) -> Process:
+        process = Process(args, self.env(domain, **env))
+        self.processes.append(process)
+        return process
+
+    def sim(self, *extra, world_file: pathlib.Path = UR3E_WORLD, **start_options) -> Process:
+        """gz-joint-sim running `world_file`, once it publishes joint states."""
+        process = self.start([binary('GZ_JOINT_SIM_BIN', 'gz-joint-sim'), world_file, *extra],
+                             **start_options)
+        process.wait_output('joint states', self.start_s)
+        return process
+
+    def params_file(self, text: str) -> pathlib.Path:
+        path = self.tmp / f'params_{len(list(self.tmp.glob("params_*")))}.yaml'
+        path.write_text(text)
+        return path
+
+    def close(self):
+        for process in self.processes:
+            process.kill()
+
+
+def world_fixture(make):
+    """The suite's `world` fixture: `make(tmp_path, test_name)`, closed after the test."""
+
+    @pytest.fixture
+    def world(tmp_path, request):
+        w = make(tmp_path, request.node.name)
+        try:
+            yield w
+        finally:
+            w.close()
+
+    return world
