@@ -43,20 +43,14 @@ def executable(name: str) -> pathlib.Path:
 class InstalledWorld(node_fixtures.World):
     """tests/node's World running the installed executables with the installed files."""
 
-    def env(self) -> dict:
-        return {**os.environ, **super().env()}
+    def env(self, domain: int | None = None, **extra) -> dict:
+        return {**os.environ, **super().env(domain, **extra)}
 
     def sim(self, world: str = 'ur3e_world.sdf'):
         """The installed gz-joint-sim running an installed world, once it publishes."""
         process = self.start([executable('gz-joint-sim'), SHARE / 'sdf' / world])
-        process.wait_output('joint states', 30)
+        process.wait_output('joint states', self.start_s)
         return process
 
 
-@pytest.fixture
-def world(tmp_path, request):
-    w = InstalledWorld(tmp_path, request.node.name)
-    try:
-        yield w
-    finally:
-        w.close()
+world = node_fixtures.world_fixture(InstalledWorld)
