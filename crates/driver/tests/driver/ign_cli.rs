@@ -84,7 +84,10 @@ fn a_model_published_by_ign_topic_fills_the_cache_and_initializes_the_driver() {
     assert!(started.elapsed() >= Duration::from_secs(2));
     assert_eq!(
         driver.unsubscribed_command_topics(),
-        [format!("{PREFIX}a/0/cmd_pos"), format!("{PREFIX}b/0/cmd_pos")]
+        [
+            format!("{PREFIX}a/0/cmd_pos"),
+            format!("{PREFIX}b/0/cmd_pos")
+        ]
     );
     assert_eq!(driver.get_joint_positions().unwrap(), [0.5, -0.25]);
     assert_eq!(driver.get_joint_velocities().unwrap(), [-1.0, 0.5]);
