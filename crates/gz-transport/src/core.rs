@@ -313,16 +313,11 @@ impl Core {
             payload,
             type_name,
         };
-        let filters_changed = {
-            let socket = self.publisher.lock();
-            // PUB never blocks: beyond the high-water mark a slow subscriber loses messages.
-            socket.send_multipart(msg.frames(), 0)?;
-            self.take_filters_locked(&socket)
-        };
+        // PUB never blocks: beyond the high-water mark a slow subscriber loses messages. The
+        // filters the socket reports are taken elsewhere (a receive here costs a syscall on
+        // every message): by the discovery thread and by whoever asks `has_subscribers`.
+        self.publisher.lock().send_multipart(msg.frames(), 0)?;
         bump(&self.counters.messages_published);
-        if filters_changed {
-            self.notify_changed();
-        }
         Ok(())
     }
 
@@ -335,33 +330,24 @@ impl Core {
     /// Take the subscription filters the publisher socket reported since last time; wakes
     /// [`wait_for_subscribers`](Self::wait_for_subscribers) if they changed.
     pub fn take_wire_filters(&self) {
-        let changed = {
+        let mut changed = false;
+        {
             let socket = self.publisher.lock();
             // Processes the socket's pending commands, which also re-arms its ZMQ_FD.
             let _ = socket.get_events();
-            self.take_filters_locked(&socket)
-        };
-        if changed {
-            self.notify_changed();
-        }
-    }
-
-    fn take_filters_locked(&self, socket: &zmq::Socket) -> bool {
-        let mut changed = false;
-        while let Ok(frame) = socket.recv_bytes(zmq::DONTWAIT) {
-            let mut filters = self.wire_filters.lock();
-            match frame.split_first() {
-                Some((1, filter)) => changed |= filters.insert(filter.to_vec()),
-                Some((0, filter)) => changed |= filters.remove(filter),
-                _ => {}
+            while let Ok(frame) = socket.recv_bytes(zmq::DONTWAIT) {
+                let mut filters = self.wire_filters.lock();
+                match frame.split_first() {
+                    Some((1, filter)) => changed |= filters.insert(filter.to_vec()),
+                    Some((0, filter)) => changed |= filters.remove(filter),
+                    _ => {}
+                }
             }
         }
-        changed
-    }
-
-    fn notify_changed(&self) {
-        let _st = self.state.lock();
-        self.changed.notify_all();
+        if changed {
+            let _st = self.state.lock();
+            self.changed.notify_all();
+        }
     }
 
     /// True when a subscriber of `fqn` announced itself (NEW_CONNECTION) or is a subscription

@@ -52,9 +52,9 @@ pub(crate) fn discovery_loop(core: Arc<Core>, mut wake: UnixStream) {
         if items[1].is_readable() {
             let _ = wake.read(&mut [0u8; 16]);
         }
-        if items[2].is_readable() {
-            core.take_wire_filters();
-        }
+        // Also when the fd stayed quiet: a publish on another thread may have processed the
+        // socket's commands (ZMQ_FD is edge-like), leaving the filters for us to take.
+        core.take_wire_filters();
         if items[0].is_readable() {
             loop {
                 match core.disc.recv.recv_from(&mut buf) {
