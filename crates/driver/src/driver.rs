@@ -63,6 +63,23 @@ struct Links {
     _joint_states: Subscription,
 }
 
+impl Links {
+    /// The command publishers a message sent now would reach no subscriber of.
+    fn unsubscribed(&self) -> Vec<&Publisher<Double>> {
+        self.publishers
+            .iter()
+            .filter(|publisher| !publisher.has_subscribers())
+            .collect()
+    }
+}
+
+fn topics(publishers: &[&Publisher<Double>]) -> Vec<String> {
+    publishers
+        .iter()
+        .map(|publisher| publisher.topic().to_string())
+        .collect()
+}
+
 /// The latest accepted target and what was forwarded of it.
 struct Target {
     values: Vec<f64>,
@@ -385,18 +402,11 @@ impl RobotDriverGazebo {
             let Some(links) = links.as_ref() else {
                 return Vec::new(); // disconnected: the caller reports it
             };
-            let unsubscribed: Vec<&Publisher<Double>> = links
-                .publishers
-                .iter()
-                .filter(|publisher| !publisher.has_subscribers())
-                .collect();
+            let unsubscribed = links.unsubscribed();
             let now = Instant::now();
             let cancelled = shutdown.is_triggered() || self.state() != DriverState::Connected;
             if unsubscribed.is_empty() || cancelled || now >= deadline {
-                return unsubscribed
-                    .iter()
-                    .map(|publisher| publisher.topic().to_string())
-                    .collect();
+                return topics(&unsubscribed);
             }
             unsubscribed[0].wait_for_subscribers(
                 COMMAND_SUBSCRIBERS_SLICE.min(deadline.saturating_duration_since(now)),
@@ -408,14 +418,10 @@ impl RobotDriverGazebo {
     /// JointPositionController, or its connection not complete yet), in joint order; empty
     /// while disconnected.
     pub fn unsubscribed_command_topics(&self) -> Vec<String> {
-        self.links.lock().as_ref().map_or_else(Vec::new, |links| {
-            links
-                .publishers
-                .iter()
-                .filter(|publisher| !publisher.has_subscribers())
-                .map(|publisher| publisher.topic().to_string())
-                .collect()
-        })
+        self.links
+            .lock()
+            .as_ref()
+            .map_or_else(Vec::new, |links| topics(&links.unsubscribed()))
     }
 
     /// Leaves `Initialized` for `Connected`: getters and targets are refused again and the
