@@ -38,7 +38,6 @@ class World:
         self.tmp = tmp_path
         self.partition = re.sub(r'[^A-Za-z0-9_]', '_',
                                 f'{prefix}_{os.getpid()}_{test_name}')[:80]
-        self.new_domain = new_domain
         self.domain = new_domain()
         self.start_s = start_s
         self.inherit_environment = inherit_environment
