@@ -42,45 +42,29 @@
 
 #![warn(missing_docs)]
 
-mod alarm;
-mod config;
-mod control_loop;
-mod counters;
-mod diagnostics;
 mod error;
-mod executor_thread;
-mod log_route;
-mod messages;
-mod multi;
-mod node_main;
-mod params;
-mod rate_limit;
-mod realtime;
-mod ros_log;
-mod safety;
-mod schedule;
-mod server;
-mod stop_signals;
-mod watchdog;
+mod parameters;
+mod process;
+mod robot;
 
-pub use config::{
+pub use error::BridgeError;
+pub use parameters::config::{
     JointStatesPublishing, RobotDriverRosConfiguration, StaleJointStates, StampSource,
     TargetForwarding,
 };
-pub use control_loop::{LoopStatistics, RobotDriverRos};
-pub use counters::RobotCountersSnapshot;
-pub use error::BridgeError;
-pub use executor_thread::ExecutorThread;
-pub use log_route::{install_log_route, route_logs_to, LogRoute};
-pub use multi::{CompositeParameters, MultiRobot, MultiRobotParameters, RobotLoop};
-pub use node_main::{node_binary_main, run_node, run_ros_node, serve_robot, NodeExit};
-pub use params::{
+pub use parameters::multi::{CompositeParameters, MultiRobot, MultiRobotParameters, RobotLoop};
+pub use parameters::params::{
     DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
     RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,
 };
-pub use ros_log::RosLogLayer;
-pub use schedule::DeadlineGrid;
-pub use stop_signals::{StopSignals, Teardown, STOP_SIGNALS, TEARDOWN_BOUND};
-pub use watchdog::WatchdogFault;
+pub use process::executor_thread::ExecutorThread;
+pub use process::log_route::{install_log_route, route_logs_to, LogRoute};
+pub use process::node_main::{node_binary_main, run_node, run_ros_node, serve_robot, NodeExit};
+pub use process::ros_log::RosLogLayer;
+pub use process::stop_signals::{StopSignals, Teardown, STOP_SIGNALS, TEARDOWN_BOUND};
+pub use robot::control_loop::{LoopStatistics, RobotDriverRos};
+pub use robot::counters::RobotCountersSnapshot;
+pub use robot::schedule::DeadlineGrid;
+pub use robot::watchdog::WatchdogFault;
 
 pub use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};

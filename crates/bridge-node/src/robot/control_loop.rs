@@ -10,17 +10,17 @@ use sas_robot_driver_gazebo::{
     ErrorKind, JointSnapshot, RobotDriver, RobotDriverGazebo, ShutdownToken, TargetOutcome,
 };
 
-use crate::alarm::Alarm;
-use crate::counters::{bump, RobotCounters, RobotCountersSnapshot};
-use crate::diagnostics::{Diagnostics, Phase, RobotHealth};
-use crate::messages::{multi_array, stamp_from_nanos, JointStateMessage};
-use crate::rate_limit::{suppressed_note, RateLimit};
-use crate::safety::{stop_safely, Safety};
-use crate::server::{RobotDriverServer, TargetMailbox};
-use crate::watchdog::Watchdog;
+use crate::robot::alarm::Alarm;
+use crate::robot::counters::{bump, RobotCounters, RobotCountersSnapshot};
+use crate::robot::diagnostics::{Diagnostics, Phase, RobotHealth};
+use crate::robot::messages::{multi_array, stamp_from_nanos, JointStateMessage};
+use crate::robot::rate_limit::{suppressed_note, RateLimit};
+use crate::robot::safety::{stop_safely, Safety};
+use crate::robot::server::{RobotDriverServer, TargetMailbox};
+use crate::robot::watchdog::Watchdog;
 use crate::{
-    realtime, BridgeError, DeadlineGrid, JointStatesPublishing, RobotDriverRosConfiguration,
-    StaleJointStates, StampSource, TargetForwarding,
+    process::realtime, BridgeError, DeadlineGrid, JointStatesPublishing,
+    RobotDriverRosConfiguration, StaleJointStates, StampSource, TargetForwarding,
 };
 
 /// How often the loop reports its statistics (at debug level, or info when it overran).

@@ -18,7 +18,7 @@ use ros_env::std_msgs::msg::rmw::{
 };
 use ros_env::std_msgs::msg::{Float64MultiArray, Int32MultiArray};
 
-use crate::counters::{bump, RobotCounters};
+use crate::robot::counters::{bump, RobotCounters};
 use crate::BridgeError;
 
 /// How often the number of publishers on each `set/*` topic is checked.

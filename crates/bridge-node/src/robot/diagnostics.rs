@@ -18,8 +18,8 @@ use rclrs::{Clock, IntoPrimitiveOptions, Node, Publisher, Timer};
 use ros_env::builtin_interfaces::msg::Time;
 use ros_env::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
 
-use crate::counters::RobotCounters;
-use crate::watchdog::{Watchdog, WatchdogState};
+use crate::robot::counters::RobotCounters;
+use crate::robot::watchdog::{Watchdog, WatchdogState};
 use crate::{BridgeError, LoopStatistics};
 
 /// How often the statuses are published.
@@ -302,7 +302,7 @@ impl Reporter {
 
     fn publish(&self) {
         let nanos = i128::from(self.clock.now().nsec);
-        let stamp = crate::messages::stamp_from_nanos(nanos);
+        let stamp = crate::robot::messages::stamp_from_nanos(nanos);
         let mut array = DiagnosticArray::default();
         array.header.stamp = Time {
             sec: stamp.sec,

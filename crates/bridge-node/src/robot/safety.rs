@@ -19,8 +19,8 @@ use sas_robot_driver_gazebo::{
     DriverError, JointSnapshot, RobotDriver, ShutdownToken, TriggerListener,
 };
 
-use crate::server::subscribe;
-use crate::watchdog::{Trigger, TriggerOutcome, Watchdog, WatchdogFault};
+use crate::robot::server::subscribe;
+use crate::robot::watchdog::{Trigger, TriggerOutcome, Watchdog, WatchdogFault};
 use crate::BridgeError;
 
 /// The watchdog and shutdown subscriptions of one robot, and its stop token.

@@ -1,0 +1,10 @@
+//! The process shell: the node's `main` and its run (`node_main`), the stop on signals, the
+//! executor's thread, log routing to the ROS logger, and thread priorities. Nothing here knows
+//! a robot; it starts the robots of [`crate::robot`] from the [`crate::parameters`].
+
+pub(crate) mod executor_thread;
+pub(crate) mod log_route;
+pub(crate) mod node_main;
+pub(crate) mod realtime;
+pub(crate) mod ros_log;
+pub(crate) mod stop_signals;
