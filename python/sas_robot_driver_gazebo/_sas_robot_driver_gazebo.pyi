@@ -232,9 +232,21 @@ class RobotDriverROSConfiguration:
         """``on_arrival``: published as soon as Gazebo's message is in, at most once per
         period; ``grid``: every period (as the original)."""
     @property
-    def target_forwarding(self) -> Literal["periodic", "on_arrival"]:
-        """``periodic``: the latest target every period (as the original); ``on_arrival``:
-        sent the moment it arrives, re-sent as a keepalive."""
+    def target_forwarding(self) -> Literal["on_arrival", "periodic"]:
+        """``on_arrival``: sent the moment it arrives, re-sent after ``target_keepalive_sec``
+        (when the driver's ``forward_keepalive_sec`` lets it send on change only);
+        ``periodic``: the latest target every period (as the original)."""
+    @property
+    def target_keepalive_sec(self) -> float:
+        """Seconds after which an unchanged target is sent again (``on_arrival``); 0: never."""
+    @property
+    def joint_limits_publishing(self) -> Literal["on_change", "periodic"]:
+        """``on_change``: ``get/joint_positions_min|max`` at initialization, when a subscriber
+        matches and every ``joint_limits_heartbeat_sec``; ``periodic``: every period (as the
+        original)."""
+    @property
+    def joint_limits_heartbeat_sec(self) -> float:
+        """Seconds after which the limits are published again (``on_change``); 0: never."""
     @property
     def state_timeout_sec(self) -> float | None:
         """Age past which the state is stale; None: ten of Gazebo's message intervals, at least 50 ms."""
@@ -252,14 +264,18 @@ class RobotDriverROSConfiguration:
         *,
         joint_states_stamp: Literal["node_clock", "gazebo"] = "node_clock",
         joint_states_publishing: Literal["on_arrival", "grid"] = "on_arrival",
-        target_forwarding: Literal["periodic", "on_arrival"] = "periodic",
+        target_forwarding: Literal["on_arrival", "periodic"] = "on_arrival",
+        target_keepalive_sec: float = 1.0,
+        joint_limits_publishing: Literal["on_change", "periodic"] = "on_change",
+        joint_limits_heartbeat_sec: float = 1.0,
         state_timeout_sec: float | None = None,
         stale_joint_states: Literal["withhold", "republish"] = "withhold",
         realtime_priority: int | None = None,
     ) -> Self:
         """Raises:
-        ValueError: a period that is not a positive number of seconds; an unknown stamp or
-        mode; a priority outside 1..99.
+        ValueError: a period that is not a positive number of seconds; a keepalive or
+        heartbeat that is not a non-negative one; an unknown stamp or mode; a priority
+        outside 1..99.
         """
 
 @final

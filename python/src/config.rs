@@ -189,6 +189,8 @@ impl Configuration {
         match self.inner.forward_mode {
             ForwardMode::EveryPeriod => None,
             ForwardMode::OnChangeWithKeepalive(keepalive) => Some(keepalive.as_secs_f64()),
+            // Never re-sent (not settable from Python, but a Rust caller may have set it).
+            ForwardMode::OnChange => Some(f64::INFINITY),
         }
     }
 

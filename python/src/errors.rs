@@ -66,6 +66,7 @@ fn bridge_error(error: bridge_node::BridgeError) -> PyErr {
         }
         BridgeError::AlreadyRunning { .. }
         | BridgeError::ExecutorThread(_)
+        | BridgeError::LoopTimer(_)
         | BridgeError::Watchdog { .. } => PyRuntimeError::new_err(error.to_string()),
     }
 }

@@ -8,9 +8,10 @@
 use std::time::Duration;
 
 use bridge_node::{
-    route_logs_to, ExecutorThread, JointStatesPublishing, LoopStatistics, RobotDriverRos as Core,
-    RobotDriverRosConfiguration as CoreConfiguration, RosLogLayer, StaleJointStates, StampSource,
-    StopSignals, TargetForwarding, Teardown, TEARDOWN_BOUND,
+    route_logs_to, DdsProfile, ExecutorThread, JointStatesPublishing, LimitsPublishing,
+    LoopStatistics, RobotDriverRos as Core, RobotDriverRosConfiguration as CoreConfiguration,
+    RosLogLayer, StaleJointStates, StampSource, StopSignals, TargetForwarding, Teardown,
+    TEARDOWN_BOUND,
 };
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -50,7 +51,10 @@ impl RosConfiguration {
         *,
         joint_states_stamp = NODE_CLOCK,
         joint_states_publishing = "on_arrival",
-        target_forwarding = "periodic",
+        target_forwarding = "on_arrival",
+        target_keepalive_sec = bridge_node::DEFAULT_HEARTBEAT.as_secs_f64(),
+        joint_limits_publishing = "on_change",
+        joint_limits_heartbeat_sec = bridge_node::DEFAULT_HEARTBEAT.as_secs_f64(),
         state_timeout_sec = None,
         stale_joint_states = "withhold",
         realtime_priority = None,
@@ -62,6 +66,9 @@ impl RosConfiguration {
         joint_states_stamp: &str,
         joint_states_publishing: &str,
         target_forwarding: &str,
+        target_keepalive_sec: f64,
+        joint_limits_publishing: &str,
+        joint_limits_heartbeat_sec: f64,
         state_timeout_sec: Option<f64>,
         stale_joint_states: &str,
         realtime_priority: Option<i64>,
@@ -84,6 +91,24 @@ impl RosConfiguration {
         inner.stale_joint_states = stale_joint_states
             .parse()
             .map_err(|problem| invalid("stale_joint_states", problem))?;
+        inner.limits_publishing = joint_limits_publishing
+            .parse()
+            .map_err(|problem| invalid("joint_limits_publishing", problem))?;
+        let heartbeat = |field: &str, seconds: f64| {
+            Duration::try_from_secs_f64(seconds)
+                .map(|d| (!d.is_zero()).then_some(d))
+                .map_err(|_| {
+                    invalid(
+                        field,
+                        format!(
+                            "must be a non-negative number of seconds (0: none), got {seconds}"
+                        ),
+                    )
+                })
+        };
+        inner.target_keepalive = heartbeat("target_keepalive_sec", target_keepalive_sec)?;
+        inner.limits_heartbeat =
+            heartbeat("joint_limits_heartbeat_sec", joint_limits_heartbeat_sec)?;
         inner.state_timeout = state_timeout_sec
             .map(|seconds| {
                 Duration::try_from_secs_f64(seconds)
@@ -122,13 +147,34 @@ impl RosConfiguration {
         }
     }
 
-    /// When targets reach Gazebo: "periodic" (default) or "on_arrival".
+    /// When targets reach Gazebo: "on_arrival" (default) or "periodic".
     #[getter]
     fn target_forwarding(&self) -> &'static str {
         match self.inner.target_forwarding {
             TargetForwarding::Periodic => "periodic",
             TargetForwarding::OnArrival => "on_arrival",
         }
+    }
+
+    /// Seconds after which an unchanged target is sent again (on_arrival); 0: never.
+    #[getter]
+    fn target_keepalive_sec(&self) -> f64 {
+        self.inner.target_keepalive.map_or(0.0, |d| d.as_secs_f64())
+    }
+
+    /// When the limits are published: "on_change" (default) or "periodic".
+    #[getter]
+    fn joint_limits_publishing(&self) -> &'static str {
+        match self.inner.limits_publishing {
+            LimitsPublishing::OnChange => "on_change",
+            LimitsPublishing::Periodic => "periodic",
+        }
+    }
+
+    /// Seconds after which the limits are published again (on_change); 0: never.
+    #[getter]
+    fn joint_limits_heartbeat_sec(&self) -> f64 {
+        self.inner.limits_heartbeat.map_or(0.0, |d| d.as_secs_f64())
     }
 
     /// Age in seconds past which the state is stale; None: automatic.
@@ -256,6 +302,8 @@ impl RobotDriverRos {
         let stop = shutdown_signaler.map_or_else(ShutdownToken::new, |s| s.get().token.clone());
         let bridge_stop = stop.clone();
         released(py, move || {
+            // The bridge's Fast DDS settings, as for the node (kept until the node exists).
+            let dds_profile = DdsProfile::apply();
             let context = Context::new(args, InitOptions::new())
                 .map_err(|source| Error::RosInit { source })?;
             let executor = context.create_basic_executor();
@@ -266,6 +314,8 @@ impl RobotDriverRos {
                         name: node_name.clone(),
                         source,
                     })?;
+            rclrs::log_info!(node.logger(), "::DDS: {}.", dds_profile.note());
+            drop(dds_profile);
             let core = Core::new(&node, driver, configuration, bridge_stop)?;
             let executor = ExecutorThread::spawn(executor)?;
             Ok(RobotDriverRos {

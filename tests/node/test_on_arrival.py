@@ -73,11 +73,14 @@ def model_text(position: float) -> str:
 SOURCE_SILENCE_S = 0.35
 
 
-def test_a_message_arriving_within_the_period_is_published_at_its_end_latest_wins(world):
+def test_beyond_the_rate_caps_budget_a_state_waits_for_its_slot_and_the_latest_wins(world):
     """Our gz-topic CLI plays Gazebo (it waits for the bridge's subscription before it
-    sends): message 1 is published at once; 2 and 3 come within the same 6 s period, so the
-    next state, at the period's end, is 3, and 2 is never reported."""
-    bridge = ur3e_bridge(world, 'thread_sampling_time_sec:=6.0')
+    sends), far faster than the bridge's 10 s period: the rate cap lets n + 4 states out over
+    any n periods, so messages 1 to 5 are published as they arrive, 6 and 7 exceed the
+    budget and wait for the slot a period after the first, where the latest, 7, wins and 6 is
+    never reported."""
+    period = 10.0
+    bridge = ur3e_bridge(world, f'thread_sampling_time_sec:={period}')
     gz_topic = binary('GZ_TOPIC_BIN', 'gz-topic')
     received = []
     # When the bridge published (the DDS source timestamp, system clock), not when this
@@ -102,20 +105,23 @@ def test_a_message_arriving_within_the_period_is_published_at_its_end_latest_win
     # Each CLI run is a new publisher: the bridge takes joint states from one publisher at a
     # time and lets another take over once the current one was silent for 250 ms (the driver's
     # SOURCE_SILENCE), so each run waits that long after the previous one sent.
-    time.sleep(SOURCE_SILENCE_S)
-    gazebo_sends(2.0)
-    time.sleep(SOURCE_SILENCE_S)
-    gazebo_sends(3.0)
+    for position in range(2, 8):
+        time.sleep(SOURCE_SILENCE_S)
+        gazebo_sends(float(position))
     sent = time.time()
-    assert sent - first_at < 4.0, 'the CLI took too long to test within one period'
-    world.wait_for(lambda: len(received) >= 2, 10, 'the state at the end of the period')
-    second_at, second = received[1]
-    assert list(second.position) == [3.0] * 6, 'the latest message wins'
-    assert second_at - first_at > 6.0 * 3 / 4 - 0.1, \
-        f'published {second_at - first_at:.2f} s after the first: sooner than the rate cap'
-    assert second_at - sent < 6.0, 'published when its slot came'
+    assert sent - first_at < period - 1.0, 'the CLI took too long to test within one period'
+    world.wait_for(lambda: len(received) >= 6, period + 5, 'the state at the slot')
     collect(world, received, 0.5)
-    assert [list(m.position)[0] for _, m in received] == [1.0, 3.0]
+    positions = [list(m.position)[0] for _, m in received]
+    assert positions == [1.0, 2.0, 3.0, 4.0, 5.0, 7.0], \
+        f'{positions}: 1-5 at once (the budget), 7 at the slot (latest wins), 6 never'
+    for at, m in received[1:5]:
+        assert at - first_at < period / 2, \
+            f'state {m.position[0]} published {at - first_at:.2f} s after the first: held back'
+    slot_at = received[5][0]
+    assert slot_at - first_at > period - 0.1, \
+        f'published {slot_at - first_at:.2f} s after the first: sooner than the rate cap'
+    assert slot_at - sent < period, 'published when its slot came'
 
 
 def test_grid_mode_publishes_every_period(world):

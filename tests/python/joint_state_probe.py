@@ -6,8 +6,8 @@ Waits (at most 60 s) for the first message on TOPIC, then measures the messages 
 published during the next SECONDS, by their DDS source timestamps (when the bridge published
 them), so that this process being slow to take them changes nothing:
 - rate: messages published in the window / SECONDS; and the rate a bridge publishing each
-  Gazebo message on arrival, at most once per ¾ PERIOD and the window's periods + 4 times
-  in all (the bridge's rate cap), would reach from the Gazebo messages this process saw arrive: Gazebo
+  Gazebo message on arrival, at most n + 4 times over any n PERIODs (the bridge's rate cap),
+  would reach from the Gazebo messages this process saw arrive: Gazebo
   starved by other load sends late and in bursts, and a burst is published as its latest;
 - state age: when the bridge published a state minus when Gazebo's message it came from was
   received; and staleness: how long before publishing a newer Gazebo message had arrived
@@ -131,14 +131,15 @@ gaps_ms = [1e3 * (b[0] - a[0]) for a, b in zip(window, window[1:])]
 
 def capped_publications(arrivals: list[float]) -> int:
     """How many states an ideal on-arrival bridge under the rate cap publishes from messages
-    arriving at `arrivals` (sorted): each as soon as the cap lets it, a burst as its latest."""
-    count, last, i = 0, float('-inf'), 0
+    arriving at `arrivals` (sorted): each as soon as the cap (n + 4 over any n periods) lets
+    it, a burst beyond it as its latest."""
+    count, schedule, i = 0, arrivals[0] if arrivals else 0.0, 0
     while i < len(arrivals):
-        at = max(arrivals[i], last + 0.75 * period)
-        count, last = count + 1, at
+        at = max(arrivals[i], schedule - 4 * period)
+        count, schedule = count + 1, max(schedule, at) + period
         while i < len(arrivals) and arrivals[i] <= at:
             i += 1
-    return min(count, int(seconds / period) + 4)
+    return count
 
 
 gazebo_in_window = sorted(a for a in gazebo_arrivals.values() if start <= a < end)

@@ -43,6 +43,9 @@ pub enum BridgeError {
         /// What was done to hold it (`holding its last measured position`, or why not).
         held: String,
     },
+    /// The timer the robot's loop sleeps on could not be created.
+    #[error("RobotDriverROS: cannot create the control loop's timer: {0}")]
+    LoopTimer(#[source] std::io::Error),
     /// The executor thread could not be started.
     #[error("RobotDriverROS: cannot start the executor thread: {0}")]
     ExecutorThread(#[source] std::io::Error),

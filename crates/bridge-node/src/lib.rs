@@ -49,14 +49,15 @@ mod robot;
 
 pub use error::BridgeError;
 pub use parameters::config::{
-    JointStatesPublishing, RobotDriverRosConfiguration, StaleJointStates, StampSource,
-    TargetForwarding,
+    JointStatesPublishing, LimitsPublishing, RobotDriverRosConfiguration, StaleJointStates,
+    StampSource, TargetForwarding, DEFAULT_HEARTBEAT,
 };
 pub use parameters::multi::{CompositeParameters, MultiRobot, MultiRobotParameters, RobotLoop};
 pub use parameters::params::{
     DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
     RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,
 };
+pub use process::dds_profile::DdsProfile;
 pub use process::executor_thread::ExecutorThread;
 pub use process::log_route::{install_log_route, route_logs_to, LogRoute};
 pub use process::node_main::{node_binary_main, run_node, run_ros_node, serve_robot, NodeExit};

@@ -11,8 +11,8 @@ use rclrs::{IntoPrimitiveOptions, Node, PrimitiveOptions, Publisher, RclrsError,
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::Float64MultiArray;
 use sas_robot_driver_gazebo::{
-    DriverError, ErrorKind, JointSnapshot, RobotDriver, ShutdownToken, SimTime, StateListener,
-    StateListenerGuard, StateListeners, TargetOutcome,
+    DriverError, ErrorKind, ForwardMode, JointSnapshot, RobotDriver, ShutdownToken, SimTime,
+    StateListener, StateListenerGuard, StateListeners, TargetOutcome,
 };
 
 /// How often a waiting `initialize` says what it still waits for.
@@ -204,10 +204,13 @@ struct Shared {
     listeners: Arc<StateListeners>,
 }
 
-/// The latest accepted target, kept in the message that carries it.
+/// The latest accepted target, kept in the message that carries it, and what was sent of it.
 struct Target {
     message: Float64MultiArray,
     present: bool,
+    /// Accepted since the last send.
+    fresh: bool,
+    sent_at: Option<Instant>,
 }
 
 /// A robot driver reached over its topics under `prefix` (`r820_sim` → `/r820_sim/get/…` in
@@ -216,13 +219,15 @@ struct Target {
 /// length, which then fixes the robot's joint count.
 ///
 /// Velocities and efforts are passed on when the robot publishes one per joint (NaN
-/// otherwise). The target is sent on every `forward_targets`, as the original composer did
-/// by calling `send_target_joint_positions` every period; the robot's own driver checks it
-/// against its limits.
+/// otherwise). `forward_targets` sends the target as the [`ForwardMode`] says: on every call
+/// (`EveryPeriod`, as the original composer did by calling `send_target_joint_positions`
+/// every period), or only a new one and after the keepalive; the robot's own driver checks
+/// it against its limits.
 pub struct RobotDriverClient {
     prefix: String,
     shared: Arc<Shared>,
     initialize_timeout: Option<Duration>,
+    forward_mode: ForwardMode,
     target: Mutex<Target>,
     publisher: Publisher<Float64MultiArray>,
     _joint_states: Subscription<JointState>,
@@ -238,7 +243,8 @@ fn depth_one(topic: &str) -> PrimitiveOptions<'_> {
 impl RobotDriverClient {
     /// Subscribes to `<prefix>/get/joint_states`, `get/joint_positions_min` and `…_max` and
     /// advertises `<prefix>/set/target_joint_positions` on `node`. `initialize_timeout`
-    /// bounds the wait for them (`None`: until cancelled, as the original).
+    /// bounds the wait for them (`None`: until cancelled, as the original); `forward_mode`
+    /// says when a target is sent again.
     ///
     /// # Errors
     /// A topic rclrs refuses (e.g. an invalid prefix).
@@ -246,6 +252,7 @@ impl RobotDriverClient {
         node: &Node,
         prefix: &str,
         initialize_timeout: Option<Duration>,
+        forward_mode: ForwardMode,
     ) -> Result<Self, ClientError> {
         let shared = Arc::new(Shared::default());
         let topic_error = |kind, topic: &str, source| ClientError::Topic {
@@ -283,9 +290,12 @@ impl RobotDriverClient {
             prefix: prefix.to_string(),
             shared,
             initialize_timeout,
+            forward_mode,
             target: Mutex::new(Target {
                 message: Float64MultiArray::default(),
                 present: false,
+                fresh: false,
+                sent_at: None,
             }),
             publisher,
             _joint_states: joint_states,
@@ -523,12 +533,24 @@ impl RobotDriver for RobotDriverClient {
             stored.message.data = rosidl_runtime_rs::Sequence::from(target);
         }
         stored.present = true;
+        stored.fresh = true;
         Ok(TargetOutcome::Accepted)
     }
 
     fn forward_targets(&self) -> Result<bool, DriverError> {
-        let stored = self.target.lock();
+        let mut stored = self.target.lock();
         if !stored.present {
+            return Ok(false);
+        }
+        let now = Instant::now();
+        let quiet = match (self.forward_mode, stored.sent_at) {
+            (ForwardMode::EveryPeriod, _) | (_, None) => false,
+            (ForwardMode::OnChangeWithKeepalive(keepalive), Some(at)) => {
+                now.saturating_duration_since(at) < keepalive
+            }
+            (ForwardMode::OnChange, Some(_)) => true,
+        };
+        if quiet && !stored.fresh {
             return Ok(false);
         }
         self.publisher
@@ -538,6 +560,8 @@ impl RobotDriver for RobotDriverClient {
                 topic: format!("{}/set/target_joint_positions", self.prefix),
                 source,
             })?;
+        stored.fresh = false;
+        stored.sent_at = Some(now);
         Ok(true)
     }
 

@@ -84,7 +84,12 @@ fn compose(
     teardown.stage("creating the robot driver clients and the topics");
     let mut parts = Vec::with_capacity(parameters.robot_driver_client_names.len());
     for name in &parameters.robot_driver_client_names {
-        match RobotDriverClient::new(node, name, parameters.initialize_timeout) {
+        match RobotDriverClient::new(
+            node,
+            name,
+            parameters.initialize_timeout,
+            parameters.ros_options.driver_forward_mode(),
+        ) {
             Ok(client) => {
                 let client: Arc<dyn RobotDriver> = Arc::new(client);
                 parts.push(CompositePart::new(name.clone(), client));

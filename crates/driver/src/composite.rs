@@ -58,9 +58,9 @@ struct Layout {
 /// Several [`RobotDriver`]s as one: the parts' joints in part order. Itself a
 /// [`RobotDriver`], so any control loop runs it.
 ///
-/// * State: each part's snapshot, concatenated; velocities and efforts too. The sequence is
-///   the sum of the parts' (it changes whenever any part got a new message); the receive
-///   instant and the stamp are the oldest of the parts', so staleness shows.
+/// * State: each part's snapshot, concatenated; velocities and efforts too. The sequence, the
+///   receive instant and the stamp are the oldest part's (the smallest sequence): a composite
+///   state is new once every part has a newer message, and staleness shows.
 /// * Targets: split by each part's joint count after a check of the total length; every part
 ///   checks its segment before any part stores one, so a composite target is applied to all
 ///   parts or to none.
@@ -293,7 +293,7 @@ impl RobotDriver for RobotDriverComposite {
             part.driver.read_snapshot(snapshot);
         }
         out.resize(scratch.iter().map(JointSnapshot::joint_count).sum());
-        out.sequence = 0;
+        out.sequence = u64::MAX;
         out.received_at = scratch.first().and_then(|s| s.received_at);
         out.sim_time = scratch.first().and_then(|s| s.sim_time);
         let mut offset = 0;
@@ -306,7 +306,7 @@ impl RobotDriver for RobotDriverComposite {
             out.limits_upper[range.clone()].copy_from_slice(&snapshot.limits_upper);
             out.last_seen[range.clone()].copy_from_slice(&snapshot.last_seen);
             offset = range.end;
-            out.sequence += snapshot.sequence;
+            out.sequence = out.sequence.min(snapshot.sequence);
             out.received_at = match (out.received_at, snapshot.received_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 _ => None,

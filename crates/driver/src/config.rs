@@ -28,6 +28,9 @@ pub enum ForwardMode {
     /// Only when the target changed since the last publication, or when the last publication
     /// is older than the keepalive.
     OnChangeWithKeepalive(Duration),
+    /// Only when the target changed since the last publication (Gazebo's controllers hold the
+    /// last command).
+    OnChange,
 }
 
 /// The driver's configuration. Fields are public so bindings can fill them one by one (as the

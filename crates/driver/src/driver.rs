@@ -635,10 +635,16 @@ impl RobotDriverGazebo {
             }
         }
         let resending = target.resend_until.is_some_and(|until| now < until);
-        if let (ForwardMode::OnChangeWithKeepalive(keepalive), Some((generation, at)), false) =
-            (self.config.forward_mode, target.forwarded, resending)
-        {
-            if generation == target.generation && now.saturating_duration_since(at) < keepalive {
+        if let (Some((generation, at)), false) = (target.forwarded, resending) {
+            let unchanged = generation == target.generation;
+            let quiet = match self.config.forward_mode {
+                ForwardMode::EveryPeriod => false,
+                ForwardMode::OnChangeWithKeepalive(keepalive) => {
+                    now.saturating_duration_since(at) < keepalive
+                }
+                ForwardMode::OnChange => true,
+            };
+            if unchanged && quiet {
                 return Ok(false);
             }
         }

@@ -1,6 +1,8 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use sas_robot_driver_gazebo::ForwardMode;
+
 use crate::BridgeError;
 
 /// Where the `header.stamp` of `get/joint_states` comes from.
@@ -47,12 +49,26 @@ pub enum JointStatesPublishing {
 /// When `set/target_joint_positions` reaches Gazebo (`target_forwarding`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TargetForwarding {
-    /// The latest target is validated and sent every period (the original's contract).
+    /// Validated and sent the moment it arrives, on the executor's thread; re-sent only after
+    /// `target_keepalive_sec` without a new one (Gazebo's controllers hold the last command),
+    /// and to a Gazebo that (re)connects.
     #[default]
-    Periodic,
-    /// Validated and sent the moment it arrives, on the executor's thread; the loop still
-    /// re-sends it every period (or after `target_keepalive_sec`) as a keepalive.
     OnArrival,
+    /// The latest target is validated and sent every period, changed or not (the original's
+    /// contract).
+    Periodic,
+}
+
+/// When `get/joint_positions_min|max` are published (`joint_limits_publishing`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LimitsPublishing {
+    /// When they change (at initialization), as soon as a new subscriber matches, and every
+    /// `joint_limits_heartbeat_sec`: a client that starts late gets them at once, and one
+    /// that missed them gets them with the next heartbeat.
+    #[default]
+    OnChange,
+    /// Every period (the original's contract).
+    Periodic,
 }
 
 /// What `get/joint_states` carries while the robot is stale (`stale_joint_states`).
@@ -86,8 +102,10 @@ macro_rules! parse_names {
 
 parse_names!(JointStatesPublishing, "on_arrival" => JointStatesPublishing::OnArrival,
              "grid" => JointStatesPublishing::Grid);
-parse_names!(TargetForwarding, "periodic" => TargetForwarding::Periodic,
-             "on_arrival" => TargetForwarding::OnArrival);
+parse_names!(TargetForwarding, "on_arrival" => TargetForwarding::OnArrival,
+             "periodic" => TargetForwarding::Periodic);
+parse_names!(LimitsPublishing, "on_change" => LimitsPublishing::OnChange,
+             "periodic" => LimitsPublishing::Periodic);
 parse_names!(StaleJointStates, "withhold" => StaleJointStates::Withhold,
              "republish" => StaleJointStates::Republish);
 
@@ -105,6 +123,14 @@ pub struct RobotDriverRosConfiguration {
     pub joint_states_publishing: JointStatesPublishing,
     /// When targets reach Gazebo.
     pub target_forwarding: TargetForwarding,
+    /// With [`TargetForwarding::OnArrival`], how long an unchanged target goes without being
+    /// re-sent (`target_keepalive_sec`); `None`: never re-sent.
+    pub target_keepalive: Option<Duration>,
+    /// When the joint limits are published.
+    pub limits_publishing: LimitsPublishing,
+    /// With [`LimitsPublishing::OnChange`], the heartbeat of the limits
+    /// (`joint_limits_heartbeat_sec`); `None`: no heartbeat.
+    pub limits_heartbeat: Option<Duration>,
     /// Age past which the robot's state is stale (`state_timeout_sec`); `None`: ten of
     /// Gazebo's message intervals as measured (at least ten loop periods and 50 ms).
     pub state_timeout: Option<Duration>,
@@ -113,30 +139,58 @@ pub struct RobotDriverRosConfiguration {
     /// SCHED_FIFO priority of the loop and receive threads (`realtime_priority`, 1–99);
     /// `None`: normal scheduling.
     pub realtime_priority: Option<u8>,
-    /// On-arrival publishing: whether the receive thread publishes itself and does a due
-    /// period's work (target, limits, checks) on the way (no loop wake-up), or only notes
-    /// the arrival and wakes the robot's loop thread to publish (one wake-up, one hop).
-    /// Robots sharing one receive thread (several in one process) hand over, so their work
-    /// spreads over the cores instead of queueing on one thread.
-    pub work_on_receive_thread: bool,
 }
 
+/// The default of `target_keepalive_sec` and `joint_limits_heartbeat_sec`. Gazebo's
+/// controllers hold the last command and gz-transport runs over TCP, so an unchanged target
+/// needs no repeating to stay in force, and a (re)connecting Gazebo is sent the target anyway;
+/// the keepalive only bounds how long a command lost beyond that (a dropped connection, a
+/// full send queue) goes uncorrected, and lets an observer (`gz topic -e`) see the command. A
+/// second costs one message per joint and second (the original sent 500). The same for the
+/// limits: a subscriber is sent them when it matches, and the heartbeat only repairs a match
+/// the node did not see.
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(1);
+
 impl RobotDriverRosConfiguration {
-    /// A configuration with the original's defaults (2 ms period, node-clock stamps, targets
-    /// every period) and ours: joint states on arrival, stale state withheld, automatic
-    /// state timeout, normal scheduling.
+    /// A configuration with the original's 2 ms period and node-clock stamps, and our
+    /// defaults: joint states on arrival, targets on arrival and limits on change (each with
+    /// a one-second heartbeat), stale state withheld, automatic state timeout, normal
+    /// scheduling.
     pub fn new(robot_name: impl Into<String>) -> Self {
         RobotDriverRosConfiguration {
             robot_name: robot_name.into(),
             thread_sampling_time: Duration::from_millis(2),
             stamp_source: StampSource::NodeClock,
             joint_states_publishing: JointStatesPublishing::OnArrival,
-            target_forwarding: TargetForwarding::Periodic,
+            target_forwarding: TargetForwarding::OnArrival,
+            target_keepalive: Some(DEFAULT_HEARTBEAT),
+            limits_publishing: LimitsPublishing::OnChange,
+            limits_heartbeat: Some(DEFAULT_HEARTBEAT),
             state_timeout: None,
             stale_joint_states: StaleJointStates::Withhold,
             realtime_priority: None,
-            work_on_receive_thread: true,
         }
+    }
+
+    /// How the driver forwards targets under this `target_forwarding`: the loop lets it send
+    /// when a target arrives, every period Gazebo sends a state, and at the keepalive; the
+    /// driver sends only what the mode calls for.
+    pub fn driver_forward_mode(&self) -> ForwardMode {
+        match (self.target_forwarding, self.target_keepalive) {
+            (TargetForwarding::Periodic, _) => ForwardMode::EveryPeriod,
+            (TargetForwarding::OnArrival, Some(keepalive)) => {
+                ForwardMode::OnChangeWithKeepalive(keepalive)
+            }
+            (TargetForwarding::OnArrival, None) => ForwardMode::OnChange,
+        }
+    }
+
+    /// Whether some duty falls on every period whatever happens (the original's contract for
+    /// that duty): then the loop wakes every period Gazebo leaves without a message.
+    pub fn has_periodic_duty(&self) -> bool {
+        self.joint_states_publishing == JointStatesPublishing::Grid
+            || self.target_forwarding == TargetForwarding::Periodic
+            || self.limits_publishing == LimitsPublishing::Periodic
     }
 
     /// Checks what the loop relies on.
@@ -186,11 +240,12 @@ mod tests {
         assert_eq!("on_arrival".parse(), Ok(JointStatesPublishing::OnArrival));
         assert_eq!("on_arrival".parse(), Ok(TargetForwarding::OnArrival));
         assert_eq!("periodic".parse(), Ok(TargetForwarding::Periodic));
+        assert_eq!("on_change".parse(), Ok(LimitsPublishing::OnChange));
         assert_eq!("republish".parse(), Ok(StaleJointStates::Republish));
         let err = "sometimes".parse::<TargetForwarding>().unwrap_err();
         assert_eq!(
             err,
-            "unknown value \"sometimes\": expected \"periodic\" or \"on_arrival\""
+            "unknown value \"sometimes\": expected \"on_arrival\" or \"periodic\""
         );
     }
 

@@ -276,12 +276,6 @@ impl MultiRobot {
         .map_err(DriverError::Node)?;
         let mut drivers: HashMap<&str, Arc<RobotDriverGazebo>> = HashMap::new();
         let mut loops = Vec::new();
-        // One receive thread serves every robot: each robot's periods stay on its loop.
-        let shared_receive_thread = parameters.robots.len() + parameters.composites.len() > 1;
-        let ros = |configuration: &RobotDriverRosConfiguration| RobotDriverRosConfiguration {
-            work_on_receive_thread: !shared_receive_thread,
-            ..configuration.clone()
-        };
         for (name, robot) in &parameters.robots {
             let driver = Arc::new(RobotDriverGazebo::new(
                 robot.driver.clone(),
@@ -293,7 +287,7 @@ impl MultiRobot {
                 bridge: RobotDriverRos::new(
                     node,
                     driver as Arc<dyn RobotDriver>,
-                    ros(&robot.ros),
+                    robot.ros.clone(),
                     shutdown.clone(),
                 )?,
             });
@@ -313,7 +307,7 @@ impl MultiRobot {
                 bridge: RobotDriverRos::new(
                     node,
                     Arc::new(driver) as Arc<dyn RobotDriver>,
-                    ros(&composite.ros),
+                    composite.ros.clone(),
                     shutdown.clone(),
                 )?,
             });

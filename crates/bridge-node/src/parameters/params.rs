@@ -10,10 +10,9 @@ use std::time::Duration;
 
 use gz_transport::MsgsPrefix;
 use rclrs::{DeclarationError, Node, ParameterValue, ParameterVariant};
-use sas_robot_driver_gazebo::{
-    DriverError, ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration,
-};
+use sas_robot_driver_gazebo::{DriverError, LimitPolicy, RobotDriverGazeboConfiguration};
 
+use crate::parameters::config::DEFAULT_HEARTBEAT;
 use crate::RobotDriverRosConfiguration;
 
 /// `thread_sampling_time_sec` when the parameter is not set (500 Hz), as the original's
@@ -274,6 +273,10 @@ pub struct RobotDefaults {
     pub joint_states_publishing: Arc<str>,
     /// `target_forwarding`.
     pub target_forwarding: Arc<str>,
+    /// `joint_limits_publishing`.
+    pub joint_limits_publishing: Arc<str>,
+    /// `joint_limits_heartbeat_sec` (0: none).
+    pub joint_limits_heartbeat_sec: f64,
     /// `state_timeout_sec` (0: automatic).
     pub state_timeout_sec: f64,
     /// `stale_joint_states`.
@@ -283,17 +286,21 @@ pub struct RobotDefaults {
 }
 
 impl Default for RobotDefaults {
-    /// The original's behaviour: 2 ms, node-clock stamps, clamp, a target every period, no
-    /// initialize timeout.
+    /// The original's 2 ms, node-clock stamps, clamp and no initialize timeout; ours for
+    /// what the original re-sent every period although it had not changed: targets on
+    /// arrival and limits on change, each with a one-second heartbeat.
     fn default() -> Self {
+        let heartbeat = DEFAULT_HEARTBEAT.as_secs_f64();
         RobotDefaults {
             thread_sampling_time_sec: DEFAULT_THREAD_SAMPLING_TIME_SEC,
             joint_states_stamp: "node_clock".into(),
             target_limit_policy: "clamp".into(),
-            target_keepalive_sec: 0.0,
+            target_keepalive_sec: heartbeat,
             initialize_timeout_sec: 0.0,
             joint_states_publishing: "on_arrival".into(),
-            target_forwarding: "periodic".into(),
+            target_forwarding: "on_arrival".into(),
+            joint_limits_publishing: "on_change".into(),
+            joint_limits_heartbeat_sec: heartbeat,
             state_timeout_sec: 0.0,
             stale_joint_states: "withhold".into(),
             realtime_priority: 0,
@@ -327,13 +334,6 @@ impl RobotDefaults {
                 "targets outside the joint limits: clamp (with a warning) or refuse",
                 self.target_limit_policy.clone(),
             )?,
-            target_keepalive_sec: reader.optional(
-                "target_keepalive_sec",
-                "a double in seconds, e.g. 0.0 or 0.1",
-                "0: send the target to Gazebo every period (as the original); > 0: only when it \
-                 changed or after this many seconds",
-                self.target_keepalive_sec,
-            )?,
             initialize_timeout_sec: reader.optional(
                 "initialize_timeout_sec",
                 "a double in seconds, e.g. 0.0 or 30.0",
@@ -345,9 +345,11 @@ impl RobotDefaults {
         })
     }
 
-    /// Declares only the options of how a robot's state and targets flow
-    /// (`joint_states_publishing`, `target_forwarding`, `state_timeout_sec`,
-    /// `stale_joint_states`, `realtime_priority`): the composer node's share of them.
+    /// Declares only the options of how a robot's state, limits and targets flow
+    /// (`joint_states_publishing`, `target_forwarding`, `target_keepalive_sec`,
+    /// `joint_limits_publishing`,
+    /// `joint_limits_heartbeat_sec`, `state_timeout_sec`, `stale_joint_states`,
+    /// `realtime_priority`): the composer node's share of them.
     ///
     /// # Errors
     /// A mistyped value, by name.
@@ -365,10 +367,32 @@ impl RobotDefaults {
             )?,
             target_forwarding: reader.optional(
                 "target_forwarding",
-                "a string, \"periodic\" or \"on_arrival\"",
-                "periodic: the latest target is sent every period (as the original); on_arrival: \
-                 sent the moment it arrives, re-sent as a keepalive",
+                "a string, \"on_arrival\" or \"periodic\"",
+                "on_arrival: a target is sent to Gazebo the moment it arrives, re-sent after \
+                 target_keepalive_sec; periodic: the latest target every period (as the original)",
                 self.target_forwarding.clone(),
+            )?,
+            target_keepalive_sec: reader.optional(
+                "target_keepalive_sec",
+                "a double in seconds, e.g. 1.0 or 0.0",
+                "target_forwarding on_arrival: an unchanged target is re-sent to Gazebo after \
+                 this many seconds; 0: never",
+                self.target_keepalive_sec,
+            )?,
+            joint_limits_publishing: reader.optional(
+                "joint_limits_publishing",
+                "a string, \"on_change\" or \"periodic\"",
+                "on_change: get/joint_positions_min|max when they change, when a subscriber \
+                 matches and every joint_limits_heartbeat_sec; periodic: every period (as the \
+                 original)",
+                self.joint_limits_publishing.clone(),
+            )?,
+            joint_limits_heartbeat_sec: reader.optional(
+                "joint_limits_heartbeat_sec",
+                "a double in seconds, e.g. 1.0 or 0.0",
+                "joint_limits_publishing on_change: the limits are published again after this \
+                 many seconds; 0: never",
+                self.joint_limits_heartbeat_sec,
             )?,
             state_timeout_sec: reader.optional(
                 "state_timeout_sec",
@@ -428,6 +452,21 @@ impl RobotDefaults {
                 &self.joint_states_publishing,
             )?,
             target_forwarding: parse(reader, "target_forwarding", &self.target_forwarding)?,
+            target_keepalive: seconds(
+                reader.name("target_keepalive_sec"),
+                self.target_keepalive_sec,
+                true,
+            )?,
+            limits_publishing: parse(
+                reader,
+                "joint_limits_publishing",
+                &self.joint_limits_publishing,
+            )?,
+            limits_heartbeat: seconds(
+                reader.name("joint_limits_heartbeat_sec"),
+                self.joint_limits_heartbeat_sec,
+                true,
+            )?,
             state_timeout: seconds(
                 reader.name("state_timeout_sec"),
                 self.state_timeout_sec,
@@ -444,7 +483,6 @@ impl RobotDefaults {
                     ))
                 }
             },
-            work_on_receive_thread: true,
         })
     }
 }
@@ -540,6 +578,13 @@ impl RobotBlock {
         options: &RobotDefaults,
         gz: &GzParameters,
     ) -> Result<NodeParameters, ParameterError> {
+        if self.robot_name.is_empty() {
+            return Err(reader.invalid(
+                "robot_name",
+                "it is empty; it is the prefix of every topic".into(),
+            ));
+        }
+        let ros = options.ros_configuration(&reader, self.robot_name.to_string())?;
         let driver = RobotDriverGazeboConfiguration {
             joint_names: joint_name_list(&self.joint_names),
             joint_positions_topic_prefix: self.joint_positions_topic_prefix.to_string(),
@@ -555,26 +600,11 @@ impl RobotBlock {
                 options.initialize_timeout_sec,
                 true,
             )?,
-            forward_mode: match seconds(
-                reader.name("target_keepalive_sec"),
-                options.target_keepalive_sec,
-                true,
-            )? {
-                None => ForwardMode::EveryPeriod,
-                Some(keepalive) => ForwardMode::OnChangeWithKeepalive(keepalive),
-            },
+            forward_mode: ros.driver_forward_mode(),
         };
         driver
             .validate()
             .map_err(|err| driver_parameter_error(err, |name| reader.name(name)))?;
-
-        if self.robot_name.is_empty() {
-            return Err(reader.invalid(
-                "robot_name",
-                "it is empty; it is the prefix of every topic".into(),
-            ));
-        }
-        let ros = options.ros_configuration(&reader, self.robot_name.to_string())?;
         Ok(NodeParameters {
             driver,
             ros,

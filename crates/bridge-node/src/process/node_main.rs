@@ -15,6 +15,7 @@ use rclrs::{Context, CreateBasicExecutor, Executor, InitOptions, Node};
 use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};
 use tracing_subscriber::EnvFilter;
 
+use crate::process::dds_profile::DdsProfile;
 use crate::{
     install_log_route, route_logs_to, ExecutorThread, MultiRobot, MultiRobotParameters,
     NodeParameters, RobotDriverRos, RobotLoop, RosLogLayer, StopSignals, Teardown, TEARDOWN_BOUND,
@@ -98,6 +99,8 @@ pub fn run_ros_node(
     let _countdown = teardown.begin_on(shutdown);
 
     teardown.stage("initialising ROS");
+    // Read by Fast DDS when the node's participant is created; restored once the node exists.
+    let dds_profile = DdsProfile::apply();
     let context = match Context::new(args, InitOptions::new()) {
         Ok(context) => context,
         Err(err) => {
@@ -114,6 +117,8 @@ pub fn run_ros_node(
             return NodeExit::Failure;
         }
     };
+    rclrs::log_info!(node.logger(), "::DDS: {}.", dds_profile.note());
+    drop(dds_profile);
     let exit = body(&node, executor);
     teardown.begin();
     teardown.stage("destroying the node");

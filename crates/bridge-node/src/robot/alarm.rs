@@ -1,17 +1,25 @@
 //! A one-shot alarm on the monotonic clock that any thread can move without waking the thread
-//! waiting on it (a `timerfd`): the receive thread, having done a period's work itself, pushes
+//! waiting on it (a `timerfd`): the receive thread, having done a robot's checks itself, pushes
 //! the loop thread's next wake-up further out, so a loop whose work the receive path already
 //! did never wakes to find nothing to do. A condition variable would need a wake-up to re-arm.
+//! The alarm remembers when it is set to ring, so a thread with an earlier deadline (a target's
+//! keepalive, a watchdog fault) can bring it forward without knowing the others.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 /// A `timerfd` on `CLOCK_MONOTONIC` (the clock of [`Instant`] on Linux).
 pub(crate) struct Alarm {
     fd: OwnedFd,
     /// An instant and the same moment on `CLOCK_MONOTONIC`, to convert one to the other.
     origin: (Instant, Duration),
+    /// When it rings next, and the earliest instant asked for with
+    /// [`wake_by`](Alarm::wake_by) since the last [`set`](Alarm::set). Held while the timer
+    /// is set, so the timer always rings at the instant recorded here.
+    schedule: Mutex<Schedule>,
 }
 
 impl Alarm {
@@ -34,12 +42,42 @@ impl Alarm {
         Ok(Alarm {
             fd,
             origin: (instant, monotonic),
+            schedule: Mutex::default(),
         })
     }
 
-    /// Rings at `at` (at once if it passed), replacing any earlier setting and clearing a
-    /// ring not yet waited for.
+    /// Rings at `at` (at once if it passed), or at an earlier instant asked for with
+    /// [`wake_by`](Self::wake_by) since the last `set`: the caller computed `at` from what it
+    /// knew, and a deadline another thread added meanwhile must not be lost. Replaces any
+    /// other setting and clears a ring not yet waited for.
     pub fn set(&self, at: Instant) {
+        let mut schedule = self.schedule.lock();
+        let at = schedule
+            .requested
+            .take()
+            .map_or(at, |requested| requested.min(at));
+        self.set_timer(at);
+        schedule.armed = Some(at);
+    }
+
+    /// Rings at `at` unless it is set to ring sooner. Change whatever makes `at` a deadline
+    /// before calling this, so that a thread computing the next [`set`](Self::set) from it
+    /// either sees the change or keeps `at`.
+    pub fn wake_by(&self, at: Instant) {
+        let mut schedule = self.schedule.lock();
+        schedule.requested = Some(schedule.requested.map_or(at, |requested| requested.min(at)));
+        if schedule.armed.is_none_or(|armed| at < armed) {
+            self.set_timer(at);
+            schedule.armed = Some(at);
+        }
+    }
+
+    /// When it rings next, if set.
+    pub fn armed(&self) -> Option<Instant> {
+        self.schedule.lock().armed
+    }
+
+    fn set_timer(&self, at: Instant) {
         let (instant, monotonic) = self.origin;
         let offset = at.saturating_duration_since(instant);
         // A zero it_value would disarm the timer: 1 ns past the origin is already past.
@@ -78,10 +116,25 @@ impl Alarm {
                 )
             };
             if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                return;
+                break;
             }
         }
+        // What rang is no longer pending.
+        let now = Instant::now();
+        let mut schedule = self.schedule.lock();
+        if schedule.armed.is_some_and(|at| at <= now) {
+            schedule.armed = None;
+        }
+        if schedule.requested.is_some_and(|at| at <= now) {
+            schedule.requested = None;
+        }
     }
+}
+
+#[derive(Default)]
+struct Schedule {
+    armed: Option<Instant>,
+    requested: Option<Instant>,
 }
 
 #[cfg(test)]
@@ -109,5 +162,30 @@ mod tests {
         // A past instant rings at once.
         alarm.set(start);
         alarm.wait();
+        assert_eq!(alarm.armed(), None);
+    }
+
+    #[test]
+    fn wake_by_only_brings_the_ring_forward() {
+        let alarm = Alarm::new().unwrap();
+        let start = Instant::now();
+        alarm.wake_by(start + Duration::from_millis(30));
+        alarm.wake_by(start + Duration::from_secs(10));
+        assert_eq!(alarm.armed(), Some(start + Duration::from_millis(30)));
+        alarm.wake_by(start + Duration::from_millis(10));
+        alarm.wait();
+        let woke = start.elapsed();
+        assert!(
+            woke >= Duration::from_millis(10) && woke < Duration::from_millis(30),
+            "{woke:?}"
+        );
+        // A deadline asked for while another thread computed a later one is kept.
+        let start = Instant::now();
+        alarm.wake_by(start + Duration::from_millis(5));
+        alarm.set(start + Duration::from_secs(10));
+        assert_eq!(alarm.armed(), Some(start + Duration::from_millis(5)));
+        alarm.wait();
+        alarm.set(start + Duration::from_secs(10));
+        assert_eq!(alarm.armed(), Some(start + Duration::from_secs(10)));
     }
 }

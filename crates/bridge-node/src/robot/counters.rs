@@ -19,6 +19,8 @@ pub(crate) struct RobotCounters {
     pub targets_superseded: AtomicU64,
     pub stale: AtomicBool,
     pub stale_episodes: AtomicU64,
+    /// Stale episodes that ended within the stall budget (not warned about).
+    pub short_stalls: AtomicU64,
     /// Measured interval between Gazebo messages (exponential average), in nanoseconds.
     pub gazebo_interval_ns: AtomicU64,
 }
@@ -36,7 +38,8 @@ pub struct RobotCountersSnapshot {
     pub joint_states_published: u64,
     /// Gazebo messages replaced by a newer one before any report carried them.
     pub never_reported: u64,
-    /// Periods run (each: target forwarded, limits published, checks).
+    /// Times the robot's duties ran (the watchdog, target, limits and staleness checks): once
+    /// per period while Gazebo sends, and at their deadlines otherwise.
     pub periods: u64,
     /// Periods skipped because the loop was late by more than a period.
     pub overruns: u64,
@@ -52,6 +55,8 @@ pub struct RobotCountersSnapshot {
     pub stale: bool,
     /// Times the state went stale.
     pub stale_episodes: u64,
+    /// Of those, the ones that ended within the stall budget (not warned about).
+    pub short_stalls: u64,
     /// Age of the latest Gazebo state when read; `None` before the first.
     pub state_age: Option<Duration>,
     /// Measured interval between Gazebo messages; `None` before two arrived.
@@ -73,6 +78,7 @@ impl RobotCounters {
             targets_superseded: load(&self.targets_superseded),
             stale: self.stale.load(Ordering::Relaxed),
             stale_episodes: load(&self.stale_episodes),
+            short_stalls: load(&self.short_stalls),
             state_age,
             gazebo_interval: match load(&self.gazebo_interval_ns) {
                 0 => None,

@@ -1,6 +1,7 @@
 //! The two topics a SmartArmStack controller stops a robot with, and the safe stop:
 //! `<robot>/set/watchdog_trigger` (`sas_msgs/msg/WatchdogTrigger`) feeds the robot's
-//! [`Watchdog`], which the loop checks once per period (through [`Safety::watchdog`]); `<robot>/set/shutdown`
+//! [`Watchdog`], which the robot's duties check once per period while Gazebo sends and the
+//! loop at the watchdog's deadline (through [`Safety::watchdog`]); `<robot>/set/shutdown`
 //! (`sas_msgs/msg/Bool`, `data: true`) ends this robot's loop as a stop does. On a watchdog
 //! fault the loop calls [`stop_safely`] and ends with the error it returns.
 //!
@@ -13,13 +14,14 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
-use rclrs::{Node, Subscription};
+use rclrs::WorkerSubscription;
 use ros_env::sas_msgs::msg::{Bool as ShutdownSignal, WatchdogTrigger};
 use sas_robot_driver_gazebo::{
     DriverError, JointSnapshot, RobotDriver, ShutdownToken, TriggerListener,
 };
 
-use crate::robot::server::subscribe;
+use crate::robot::alarm::Alarm;
+use crate::robot::server::{subscribe, CommandWorker};
 use crate::robot::watchdog::{Trigger, TriggerOutcome, Watchdog, WatchdogFault};
 use crate::BridgeError;
 
@@ -28,17 +30,19 @@ pub(crate) struct Safety {
     watchdog: Arc<Mutex<Watchdog>>,
     stop: ShutdownToken,
     _process_stop: TriggerListener,
-    _watchdog_trigger: Subscription<WatchdogTrigger>,
-    _shutdown: Subscription<ShutdownSignal>,
+    _watchdog_trigger: WorkerSubscription<WatchdogTrigger, ()>,
+    _shutdown: WorkerSubscription<ShutdownSignal, ()>,
 }
 
 impl Safety {
     /// Subscribes `<robot_name>/set/watchdog_trigger` and `<robot_name>/set/shutdown` on
-    /// `node`; the robot's stop token follows `process_stop`.
+    /// `commands`; the robot's stop token follows `process_stop`. `loop_alarm` is rung when a
+    /// trigger arms the watchdog or faults it, so the loop learns the new deadline at once.
     pub fn new(
-        node: &Node,
+        commands: &CommandWorker,
         robot_name: &str,
         process_stop: &ShutdownToken,
+        loop_alarm: Arc<Alarm>,
     ) -> Result<Self, BridgeError> {
         let stop = ShutdownToken::new();
         let follower = stop.clone();
@@ -51,8 +55,14 @@ impl Safety {
         let fed = watchdog.clone();
         let robot = robot_name.to_string();
         let watchdog_topic = format!("{robot_name}/set/watchdog_trigger");
-        let watchdog_trigger = subscribe(node, &watchdog_topic, move |m: WatchdogTrigger| {
+        let watchdog_trigger = subscribe(commands, &watchdog_topic, move |m: WatchdogTrigger| {
             let outcome = fed.lock().trigger(received(&m));
+            if matches!(
+                outcome,
+                TriggerOutcome::Armed { .. } | TriggerOutcome::Faulted
+            ) {
+                loop_alarm.wake_by(Instant::now());
+            }
             if let TriggerOutcome::Armed {
                 period_sec,
                 maximum_delay_sec,
@@ -71,7 +81,7 @@ impl Safety {
         let robot = robot_name.to_string();
         let stopped = stop.clone();
         let shutdown_topic = format!("{robot_name}/set/shutdown");
-        let shutdown = subscribe(node, &shutdown_topic, move |m: ShutdownSignal| {
+        let shutdown = subscribe(commands, &shutdown_topic, move |m: ShutdownSignal| {
             if m.data && !received_once.swap(true, Ordering::SeqCst) {
                 let _span = tracing::info_span!("robot", name = %robot).entered();
                 tracing::info!("::The shutdown signal was received! Stopping the control loop.");

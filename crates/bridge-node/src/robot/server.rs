@@ -1,6 +1,8 @@
 //! The topic surface under `<robot_name>/` (the original's `RobotDriverServer`): what exists,
-//! with which QoS, and what the callbacks do. Callbacks run on the executor's thread and only
-//! store or log; the control loop does everything else.
+//! with which QoS, and what the callbacks do. The `set/*` subscriptions belong to the robot's
+//! [`CommandWorker`]: rclrs runs a worker's callbacks on the thread that waits for them, so a
+//! target costs that one wake-up (a node's callbacks are handed to the executor's thread, one
+//! more). Callbacks store, forward or log; the control loop does everything else.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,8 +11,8 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use rclrs::{
-    IntoNodeSubscriptionCallback, IntoPrimitiveOptions, MessageInfo, Node, NodeState,
-    PrimitiveOptions, Publisher, Subscription, Timer,
+    IntoPrimitiveOptions, IntoWorkerSubscriptionCallback, MessageInfo, Node, NodeState,
+    PrimitiveOptions, Publisher, Timer, Worker, WorkerSubscription,
 };
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::{
@@ -117,23 +119,27 @@ fn depth_one(topic: &str) -> PrimitiveOptions<'_> {
 /// The publishers, the subscriptions that must stay alive, and the target mailbox.
 pub(crate) struct RobotDriverServer {
     pub joint_states: Publisher<JointState>,
-    pub joint_positions_min: Publisher<RmwFloat64MultiArray>,
-    pub joint_positions_max: Publisher<RmwFloat64MultiArray>,
+    /// `get/joint_positions_min` and `…_max`.
+    pub joint_limits: (
+        Publisher<RmwFloat64MultiArray>,
+        Publisher<RmwFloat64MultiArray>,
+    ),
     pub targets: Arc<TargetMailbox>,
     _home_states: Publisher<RmwInt32MultiArray>,
-    _target_joint_positions: Subscription<Float64MultiArray>,
-    _target_joint_velocities: Subscription<Float64MultiArray>,
-    _target_joint_forces: Subscription<Float64MultiArray>,
-    _homing_signal: Subscription<Int32MultiArray>,
-    _clear_positions: Subscription<Int32MultiArray>,
+    _target_joint_positions: WorkerSubscription<Float64MultiArray, ()>,
+    _target_joint_velocities: WorkerSubscription<Float64MultiArray, ()>,
+    _target_joint_forces: WorkerSubscription<Float64MultiArray, ()>,
+    _homing_signal: WorkerSubscription<Int32MultiArray, ()>,
+    _clear_positions: WorkerSubscription<Int32MultiArray, ()>,
     _exclusivity_check: Timer,
 }
 
 impl RobotDriverServer {
-    /// Creates every topic under `<prefix>/`. Logs the original's
-    /// `::Initializing RobotDriverServer with prefix <prefix>`.
+    /// Creates every topic under `<prefix>/`, the `set/*` subscriptions on `commands`. Logs
+    /// the original's `::Initializing RobotDriverServer with prefix <prefix>`.
     pub fn new(
         node: &Node,
+        commands: &CommandWorker,
         prefix: &str,
         counters: Arc<RobotCounters>,
     ) -> Result<Self, BridgeError> {
@@ -143,14 +149,14 @@ impl RobotDriverServer {
 
         let mailbox = targets.clone();
         let target_joint_positions = subscribe(
-            node,
+            commands,
             &topic("set/target_joint_positions"),
             move |message: Float64MultiArray, info: MessageInfo| {
                 mailbox.receive(message.data, &info)
             },
         )?;
         let target_joint_velocities = subscribe(
-            node,
+            commands,
             &topic("set/target_joint_velocities"),
             ignored_once::<Float64MultiArray>(
                 "set/target_joint_velocities",
@@ -158,7 +164,7 @@ impl RobotDriverServer {
             ),
         )?;
         let target_joint_forces = subscribe(
-            node,
+            commands,
             &topic("set/target_joint_forces"),
             ignored_once::<Float64MultiArray>(
                 "set/target_joint_forces",
@@ -166,7 +172,7 @@ impl RobotDriverServer {
             ),
         )?;
         let homing_signal = subscribe(
-            node,
+            commands,
             &topic("set/homing_signal"),
             ignored_once::<Int32MultiArray>(
                 "set/homing_signal",
@@ -174,7 +180,7 @@ impl RobotDriverServer {
             ),
         )?;
         let clear_positions = subscribe(
-            node,
+            commands,
             &topic("set/clear_positions"),
             ignored_once::<Int32MultiArray>(
                 "set/clear_positions",
@@ -202,8 +208,10 @@ impl RobotDriverServer {
 
         Ok(RobotDriverServer {
             joint_states: advertise(node, &topic("get/joint_states"))?,
-            joint_positions_min: advertise(node, &topic("get/joint_positions_min"))?,
-            joint_positions_max: advertise(node, &topic("get/joint_positions_max"))?,
+            joint_limits: (
+                advertise(node, &topic("get/joint_positions_min"))?,
+                advertise(node, &topic("get/joint_positions_max"))?,
+            ),
             _home_states: advertise(node, &topic("get/home_states"))?,
             targets,
             _target_joint_positions: target_joint_positions,
@@ -228,12 +236,16 @@ fn advertise<T: rosidl_runtime_rs::Message>(
         })
 }
 
+/// The rclrs worker a robot's command subscriptions (`set/*`) run on.
+pub(crate) type CommandWorker = Worker<()>;
+
 pub(crate) fn subscribe<T: rosidl_runtime_rs::Message, Args>(
-    node: &Node,
+    commands: &CommandWorker,
     topic: &str,
-    callback: impl IntoNodeSubscriptionCallback<T, Args>,
-) -> Result<Subscription<T>, BridgeError> {
-    node.create_subscription::<T, _>(depth_one(topic), callback)
+    callback: impl IntoWorkerSubscriptionCallback<T, (), Args>,
+) -> Result<WorkerSubscription<T, ()>, BridgeError> {
+    commands
+        .create_subscription::<T, _>(depth_one(topic), callback)
         .map_err(|source| BridgeError::Topic {
             kind: "subscription",
             topic: topic.to_string(),

@@ -245,6 +245,23 @@ impl Watchdog {
         }
     }
 
+    /// When [`check`](Self::check) faults if no trigger comes meanwhile: a microsecond after
+    /// the period since the last trigger (the check compares in seconds as `f64`); now, once
+    /// faulted; `None` while disarmed.
+    pub fn deadline(&self) -> Option<Instant> {
+        match &self.state {
+            WatchdogState::Disarmed => None,
+            WatchdogState::Faulted(_) => Some(Instant::now()),
+            WatchdogState::Armed {
+                period_sec, last, ..
+            } => Some(
+                *last
+                    + Duration::try_from_secs_f64(*period_sec).unwrap_or(Duration::MAX / 4)
+                    + Duration::from_micros(1),
+            ),
+        }
+    }
+
     fn fault(&mut self, fault: WatchdogFault) -> TriggerOutcome {
         self.state = WatchdogState::Faulted(fault);
         TriggerOutcome::Faulted
@@ -326,6 +343,26 @@ mod tests {
         );
         assert_eq!(watchdog.check(t0 + 103 * MS), Some(fault.clone()));
         assert_eq!(watchdog.state(), &WatchdogState::Faulted(fault));
+    }
+
+    #[test]
+    fn the_deadline_is_the_first_instant_the_check_faults() {
+        assert_eq!(Watchdog::new().deadline(), None);
+        for period_sec in [0.1, 0.3, 1.7, 1000.000_3] {
+            let t0 = Instant::now();
+            let mut watchdog = Watchdog::new();
+            watchdog.trigger(Trigger {
+                period_sec,
+                ..trigger(t0)
+            });
+            let deadline = watchdog.deadline().expect("armed");
+            assert_eq!(
+                watchdog.clone().check(deadline - Duration::from_micros(2)),
+                None
+            );
+            assert!(watchdog.check(deadline).is_some(), "{period_sec}");
+            assert!(watchdog.deadline().unwrap() <= Instant::now());
+        }
     }
 
     #[test]
