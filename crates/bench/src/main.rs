@@ -3,8 +3,10 @@
 //!
 //! It subscribes to each robot's Gazebo joint states and `cmd_pos` commands (gz-transport) and
 //! to its `get/joint_states` reports and `set/target_joint_positions` targets (ROS 2) — sending
-//! those targets itself for robots the spec says to drive —, waits until all of them flow, records for `duration_s`, samples the watched processes' CPU and
-//! memory meanwhile, then writes the figures (see the `bench` library) as JSON.
+//! those targets itself for robots the spec says to drive —, and, as a SmartArmStack client
+//! does, to its `get/joint_positions_min|max` (depth 1, the latest kept); waits until all of
+//! them flow, records for `duration_s`, samples the watched processes' CPU and memory
+//! meanwhile, then writes the figures (see the `bench` library) as JSON.
 //!
 //! Exit codes: 0 with a result written; 1 when the streams never flowed or anything else
 //! failed (named on stderr); 2 for a bad command line or spec.
@@ -12,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -181,7 +183,23 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
         .context("cannot create the ROS node")?;
     let mut ros_subscriptions = Vec::new();
     let mut target_subscriptions = Vec::new();
-    for (robot, recording) in spec.robots.iter().zip(&recordings) {
+    let mut limit_subscriptions = Vec::new();
+    let limits_received: Vec<Arc<AtomicU64>> = spec.robots.iter().map(|_| Arc::default()).collect();
+    for ((robot, recording), limits) in spec.robots.iter().zip(&recordings).zip(&limits_received) {
+        // As the original's RobotDriverClient: depth 1, the latest limits kept.
+        for bound in ["min", "max"] {
+            let topic = format!("{}/get/joint_positions_{bound}", robot.name);
+            let limits = limits.clone();
+            limit_subscriptions.push(
+                node.create_subscription::<Float64MultiArray, _>(
+                    topic.as_str().keep_last(1).reliable(),
+                    move |_: Float64MultiArray| {
+                        limits.fetch_add(1, Ordering::Relaxed);
+                    },
+                )
+                .with_context(|| format!("cannot subscribe to {topic}"))?,
+            );
+        }
         let reports_topic = format!("{}/get/joint_states", robot.name);
         let reports = recording.clone();
         ros_subscriptions.push(
@@ -218,6 +236,22 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
         );
     }
 
+    let floor_reports = Arc::new(AtomicU64::new(0));
+    let floor_subscription = spec
+        .floor_topic
+        .as_deref()
+        .map(|topic| {
+            let reports = floor_reports.clone();
+            node.create_subscription::<JointState, _>(
+                topic.keep_last(ROS_DEPTH).reliable(),
+                move |_: JointState| {
+                    reports.fetch_add(1, Ordering::Relaxed);
+                },
+            )
+            .with_context(|| format!("cannot subscribe to {topic}"))
+        })
+        .transpose()?;
+
     let mut driven = Vec::new();
     for (robot, recording) in spec.robots.iter().zip(&recordings) {
         if robot.drive {
@@ -235,21 +269,36 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
         .transpose()
         .context("cannot start the target thread")?;
 
-    wait_until_flowing(&mut executor, spec, &recordings)?;
+    wait_until_flowing(&mut executor, spec, &recordings, &limits_received)?;
     let start_ns = clock.now_ns();
     let sampler = ProcessSampler::start(spec.watch.clone(), clock, Duration::from_secs(1))
         .context("cannot start the /proc sampler")?;
     println!("recording {} s", spec.duration_s);
     let end_ns = start_ns + (spec.duration_s * 1e9) as i64;
+    let skip_ns = (spec.skip_s * 1e9) as i64;
+    spin_until(&mut executor, clock, start_ns + skip_ns);
+    let counted_from = (
+        limits_received
+            .iter()
+            .map(|count| count.load(Ordering::Relaxed))
+            .collect::<Vec<_>>(),
+        floor_reports.load(Ordering::Relaxed),
+    );
     spin_until(&mut executor, clock, end_ns);
+    let counted_s = (end_ns - start_ns - skip_ns) as f64 / 1e9;
     let processes = sampler.stop();
     if let Some(driver) = driver {
         driver.stop();
     }
     // Stop recording before taking the recordings.
-    drop((ros_subscriptions, target_subscriptions, gz_subscriptions));
+    drop((
+        ros_subscriptions,
+        target_subscriptions,
+        limit_subscriptions,
+        floor_subscription,
+        gz_subscriptions,
+    ));
 
-    let skip_ns = (spec.skip_s * 1e9) as i64;
     let window = Window {
         start_ns: start_ns + skip_ns,
         end_ns: end_ns - TAIL.as_nanos() as i64,
@@ -293,6 +342,12 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
             }),
             "gazebo_delivery": exact::gazebo_delivery(&recording.gazebo, window),
             "original_method": figure,
+            "limits_received": limits_received[index].load(Ordering::Relaxed),
+            "limits_rate_hz": round(
+                (limits_received[index].load(Ordering::Relaxed) - counted_from.0[index]) as f64
+                    / counted_s,
+                2,
+            ),
             "report_rate_hz": round(
                 recording.reports.iter().filter(|r| window.contains(r.arrival_ns)).count() as f64
                     / ((window.end_ns - window.start_ns) as f64 / 1e9),
@@ -318,6 +373,12 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
             .map(|series| procstat::usage(series, cpu_window, start_ns))
             .collect::<Vec<_>>(),
         "trajectory": trajectory,
+        "bridge_floor_rate_hz": spec.floor_topic.as_ref().map(|_| {
+            round(
+                (floor_reports.load(Ordering::Relaxed) - counted_from.1) as f64 / counted_s,
+                1,
+            )
+        }),
     });
     let text = serde_json::to_string_pretty(&result).context("cannot serialise the result")?;
     std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
@@ -384,6 +445,7 @@ fn wait_until_flowing(
     executor: &mut Executor,
     spec: &RunSpec,
     recordings: &[SharedRecording],
+    limits_received: &[Arc<AtomicU64>],
 ) -> anyhow::Result<()> {
     let deadline = std::time::Instant::now() + Duration::from_secs_f64(spec.ready_timeout_s);
     loop {
@@ -391,9 +453,16 @@ fn wait_until_flowing(
             .robots
             .iter()
             .zip(recordings)
-            .flat_map(|(robot, recording)| {
+            .zip(limits_received)
+            .flat_map(|((robot, recording), limits)| {
                 let recording = recording.lock();
                 let mut missing = Vec::new();
+                if limits.load(Ordering::Relaxed) < 2 {
+                    missing.push(format!(
+                        "limits on {}/get/joint_positions_min|max",
+                        robot.name
+                    ));
+                }
                 if recording.gazebo.is_empty() {
                     missing.push(format!("Gazebo states on {}", robot.joint_states_topic));
                 }

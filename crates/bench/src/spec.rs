@@ -125,6 +125,10 @@ pub struct RunSpec {
     /// The processes to sample.
     #[serde(default)]
     pub watch: Vec<WatchSpec>,
+    /// The ROS topic the bridge floor (`bench-floor bridge`) publishes on: the monitor is its
+    /// one subscriber, as it is the bridge's.
+    #[serde(default)]
+    pub floor_topic: Option<String>,
 }
 
 fn default_trajectory_s() -> f64 {

@@ -9,6 +9,11 @@
 //! * `bench-floor transport --topic T`: a gz-transport node (ours) subscribed to the topic the
 //!   bridge reads, doing nothing with the messages: the cost of receiving them (the transport
 //!   floor).
+//! * `bench-floor bridge --topic T --ros-topic R`: the least any bridge on these two
+//!   middlewares does: it receives the topic the bridge reads (our gz-transport) and publishes
+//!   each message at once as a `sensor_msgs/JointState` on `R` (rclrs, the bridge's QoS and
+//!   Fast DDS settings), from the receive thread, nothing else: no targets, limits, checks or
+//!   diagnostics (the bridge floor; the monitor subscribes to `R`).
 //! * `bench-floor busy --threads 2`: threads spinning at normal priority (other work of a
 //!   user on the machine).
 //!
@@ -45,6 +50,13 @@ enum What {
     Transport {
         #[arg(long)]
         topic: String,
+    },
+    /// A gz-transport subscriber to `topic` republishing each message on ROS `ros_topic`.
+    Bridge {
+        #[arg(long)]
+        topic: String,
+        #[arg(long)]
+        ros_topic: String,
     },
     /// Threads spinning on the CPU.
     Busy {
@@ -90,6 +102,7 @@ fn main() -> anyhow::Result<()> {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
+        What::Bridge { topic, ros_topic } => bridge(&topic, &ros_topic, &stop)?,
         What::Busy { threads } => {
             let spinners: Vec<_> = (0..threads)
                 .map(|_| {
@@ -106,6 +119,53 @@ fn main() -> anyhow::Result<()> {
                 let _ = spinner.join();
             }
         }
+    }
+    Ok(())
+}
+
+/// The bridge floor: each Gazebo `Model` on `topic` published as a `JointState` on `ros_topic`
+/// from the receive thread, until `stop`.
+fn bridge(topic: &str, ros_topic: &str, stop: &AtomicBool) -> anyhow::Result<()> {
+    use rclrs::{Context, CreateBasicExecutor, InitOptions, IntoPrimitiveOptions};
+    use ros_env::sensor_msgs::msg::rmw::JointState;
+
+    let dds_profile = bridge_node::DdsProfile::apply();
+    let context = Context::new(std::env::args(), InitOptions::new())?;
+    let executor = context.create_basic_executor();
+    let node = executor.create_node("bench_floor_bridge")?;
+    drop(dds_profile);
+    let publisher =
+        node.create_publisher::<JointState>(ros_topic.keep_last(1).reliable().volatile())?;
+    let gz = gz_transport::Node::with_options(NodeOptions::default())?;
+    let mut message = JointState::default();
+    let _subscription = gz.subscribe(
+        topic,
+        move |model: msgs::Model, _: &gz_transport::MessageInfo| {
+            let joints = &model.joint;
+            if message.name.len() != joints.len() {
+                message.name = joints
+                    .iter()
+                    .map(|joint| joint.name.as_str().into())
+                    .collect();
+                message.position = rosidl_runtime_rs::Sequence::new(joints.len());
+                message.velocity = rosidl_runtime_rs::Sequence::new(joints.len());
+                message.effort = rosidl_runtime_rs::Sequence::new(joints.len());
+            }
+            for (k, joint) in joints.iter().enumerate() {
+                let axis = joint.axis1.clone().unwrap_or_default();
+                message.position.as_mut_slice()[k] = axis.position;
+                message.velocity.as_mut_slice()[k] = axis.velocity;
+                message.effort.as_mut_slice()[k] = axis.force;
+            }
+            if let Some(stamp) = model.header.as_ref().and_then(|header| header.stamp) {
+                message.header.stamp.sec = stamp.sec as i32;
+                message.header.stamp.nanosec = stamp.nsec as u32;
+            }
+            let _ = publisher.publish(&message);
+        },
+    )?;
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
     }
     Ok(())
 }
