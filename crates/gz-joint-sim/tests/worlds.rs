@@ -492,3 +492,38 @@ fn joint_controller_and_apply_joint_force_parameters_are_read_as_gazebo_reads_th
     let a = w.joints[w.joint_index("a").unwrap()].axis.unwrap();
     assert_eq!((a.damping, a.friction), (0.2, 0.05));
 }
+
+#[test]
+fn a_joint_moves_its_child_links_inertia_about_the_axis() {
+    let dir = std::env::temp_dir().join(format!("gz-joint-sim-inertia-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let world = dir.join("w.sdf");
+    // The child's inertial frame is rolled 90° and 0.5 m out along x: about the joint's z
+    // axis the link shows its iyy (0.03) plus 2 kg · 0.5².
+    std::fs::write(
+        &world,
+        r#"<sdf version="1.9"><world name="chain"><model name="arm">
+          <link name="base"/>
+          <link name="l1"><inertial><pose>0.5 0 0 1.5707963267948966 0 0</pose><mass>2</mass>
+            <inertia><ixx>0.02</ixx><iyy>0.03</iyy><izz>0.04</izz></inertia></inertial></link>
+          <link name="l2"><inertial><mass>5</mass></inertial></link>
+          <joint name="a" type="revolute"><parent>base</parent><child>l1</child></joint>
+          <joint name="b" type="revolute"><parent>l1</parent><child>l2</child></joint>
+          <joint name="p" type="prismatic"><parent>base</parent><child>l1</child></joint>
+        </model></world></sdf>"#,
+    )
+    .unwrap();
+    let w = World::load_with_resource_paths(&world, &[]).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let inertia = |name: &str| w.joints[w.joint_index(name).unwrap()].effective_inertia;
+    // Only the child link counts (l2, further down, does not: see JointSpec).
+    assert!((inertia("a") - 0.53).abs() < 1e-9, "{}", inertia("a"));
+    assert!(
+        (inertia("b") - 1.0).abs() < 1e-12,
+        "SDF default inertia, izz 1"
+    );
+    assert!(
+        (inertia("p") - 2.0).abs() < 1e-12,
+        "a prismatic joint moves the mass"
+    );
+}
