@@ -1177,6 +1177,28 @@ fn joint_controller(file: &SdfFile, node: Node) -> Result<RawJointController, Lo
             ));
         }
     }
+    // Fortress's JointController (ign-gazebo 6) reads one <joint_name> and no <sub_topic>;
+    // what it would silently ignore is refused here for the Fortress spelling.
+    let fortress = node
+        .attribute("name")
+        .is_some_and(|n| n.starts_with("ignition::"))
+        || node
+            .attribute("filename")
+            .is_some_and(|f| f.contains("ignition-gazebo"));
+    if fortress {
+        if let Some((extra, at)) = joint_names.get(1) {
+            return Err(invalid_at(
+                at,
+                format!("Fortress's JointController drives its first <joint_name> only; {extra:?} would be ignored (use one plugin per joint)"),
+            ));
+        }
+        if let Some(n) = element_children(node, "sub_topic").next() {
+            return Err(file.invalid(
+                n,
+                "Fortress's JointController has no <sub_topic> (Harmonic has); use <topic>",
+            ));
+        }
+    }
     let g = |tag: &str, default: f64| file.finite_f64_child(node, tag, default);
     let use_force_commands = match element_children(node, "use_force_commands").next() {
         Some(n) => file.bool_of(n)?,

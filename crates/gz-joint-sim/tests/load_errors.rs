@@ -215,6 +215,20 @@ fn bad_joint_controller_and_apply_joint_force_configurations_name_file_line_and_
             vec!["w.sdf:8:", "initial_velocity", "expected a number"],
         ),
         (
+            r#"<plugin filename="ignition-gazebo-joint-controller-system" name="ignition::gazebo::systems::JointController">
+      <joint_name>j1</joint_name><joint_name>j1</joint_name></plugin>"#,
+            vec![
+                "w.sdf:8:",
+                "joint_name",
+                "Fortress's JointController drives its first",
+            ],
+        ),
+        (
+            r#"<plugin filename="ignition-gazebo-joint-controller-system" name="ignition::gazebo::systems::JointController">
+      <joint_name>j1</joint_name><sub_topic>v</sub_topic></plugin>"#,
+            vec!["w.sdf:8:", "sub_topic", "has no <sub_topic>"],
+        ),
+        (
             r#"<plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController"/>"#,
             vec!["w.sdf:7:", "JointController needs a <joint_name>"],
         ),

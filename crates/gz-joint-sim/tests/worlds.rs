@@ -448,7 +448,7 @@ fn joint_controller_and_apply_joint_force_parameters_are_read_as_gazebo_reads_th
             <plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
               <joint_name>a</joint_name><joint_name>b</joint_name><initial_velocity>0.3</initial_velocity>
             </plugin>
-            <plugin filename="ignition-gazebo-joint-controller-system" name="ignition::gazebo::systems::JointController">
+            <plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
               <joint_name>b</joint_name><use_force_commands>true</use_force_commands><p_gain>4</p_gain><sub_topic>b_vel</sub_topic>
             </plugin>
             <plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
