@@ -5,10 +5,14 @@
 //! What it reads: the advertised topics and their types, one `Model` message from every
 //! topic that carries `Model` (the JointStatePublishers), and — from peers that answer
 //! SUBSCRIBERS_REQ (gz-transport 13+, i.e. Harmonic and later, and gz-joint-sim; Fortress
-//! does not) — the `cmd_pos` subscriptions of the JointPositionControllers. A joint whose
-//! command topic nobody subscribes to is marked with a YAML comment; a peer that does not
-//! answer is said to be unchecked, and its command prefix is Gazebo's default
-//! (`/model/<model>/joint/`).
+//! does not) — the `Double` subscriptions of the controllers: `…/<joint>/0/cmd_pos`
+//! (JointPositionController: position), `…/<joint>/cmd_vel` (JointController: velocity),
+//! `…/<joint>/cmd_force` (ApplyJointForce: effort). That gives the modes each joint offers.
+//! A position-only model is written as the original's block, a joint whose command topic
+//! nobody subscribes to marked with a YAML comment; a model with velocity or effort
+//! controllers gets the `joint_velocities_topic_prefix` / `joint_forces_topic_prefix` of
+//! those and a comment per joint naming its modes. A peer that does not answer is said to
+//! be unchecked, and its command prefix is Gazebo's default (`/model/<model>/joint/`).
 //!
 //! ```no_run
 //! let node = gz_transport::Node::new()?;
@@ -46,12 +50,12 @@ impl Default for Options {
     }
 }
 
-/// Whether a joint's position controller was seen listening.
+/// Whether a joint's controller of one mode was seen listening.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Controller {
-    /// Its `cmd_pos` topic has a `Double` subscriber.
+    /// Its command topic has a `Double` subscriber.
     Listening,
-    /// The Gazebo answered SUBSCRIBERS_REQ, and nobody subscribes to its `cmd_pos` topic.
+    /// The Gazebo answered SUBSCRIBERS_REQ, and nobody subscribes to its command topic.
     Missing,
     /// The Gazebo does not answer SUBSCRIBERS_REQ (Fortress): not known.
     Unchecked,
@@ -70,13 +74,50 @@ pub struct Robot {
     pub joints: Vec<String>,
     /// Joint `j` is commanded on `<command_prefix><j>/0/cmd_pos`.
     pub command_prefix: String,
-    /// Per joint, same order as `joints`.
+    /// Position controllers (`cmd_pos`), per joint, same order as `joints`.
     pub controllers: Vec<Controller>,
+    /// Joint `j`'s velocity is commanded on `<velocity_prefix><j>/cmd_vel`.
+    pub velocity_prefix: String,
+    /// Velocity controllers (JointController, `cmd_vel`), per joint.
+    pub velocity_controllers: Vec<Controller>,
+    /// Joint `j`'s effort is commanded on `<force_prefix><j>/cmd_force`.
+    pub force_prefix: String,
+    /// Effort controllers (ApplyJointForce, `cmd_force`), per joint.
+    pub force_controllers: Vec<Controller>,
 }
 
 impl Robot {
     pub fn command_topic(&self, joint: &str) -> String {
         format!("{}{joint}/0/cmd_pos", self.command_prefix)
+    }
+
+    pub fn velocity_topic(&self, joint: &str) -> String {
+        format!("{}{joint}/cmd_vel", self.velocity_prefix)
+    }
+
+    pub fn force_topic(&self, joint: &str) -> String {
+        format!("{}{joint}/cmd_force", self.force_prefix)
+    }
+
+    /// The modes joint `i` offers (`position`, `velocity`, `effort`), as found listening.
+    pub fn modes(&self, i: usize) -> Vec<&'static str> {
+        [
+            ("position", &self.controllers),
+            ("velocity", &self.velocity_controllers),
+            ("effort", &self.force_controllers),
+        ]
+        .into_iter()
+        .filter(|(_, c)| c[i] == Controller::Listening)
+        .map(|(mode, _)| mode)
+        .collect()
+    }
+
+    /// Whether any joint has a velocity or effort controller listening.
+    fn beyond_position(&self) -> bool {
+        self.velocity_controllers
+            .iter()
+            .chain(&self.force_controllers)
+            .any(|c| *c == Controller::Listening)
     }
 }
 
@@ -191,23 +232,30 @@ fn robot(
             .filter(|s| !s.local && s.process_uuid == process)
             .collect();
         answered |= !theirs.is_empty();
-        if theirs.iter().any(|s| s.type_name == double) && t.ends_with("/0/cmd_pos") {
+        if theirs.iter().any(|s| s.type_name == double) {
             commands.push(t);
         }
     }
-    let command_prefix = command_prefix(&model.name, &joints, &commands);
-    let controllers = joints
-        .iter()
-        .map(|j| {
-            if !answered {
-                Controller::Unchecked
-            } else if commands.contains(&format!("{command_prefix}{j}/0/cmd_pos")) {
-                Controller::Listening
-            } else {
-                Controller::Missing
-            }
-        })
-        .collect();
+    // Per mode: the prefix the joints' topics share, and who listens.
+    let mode = |suffix: &str| -> (String, Vec<Controller>) {
+        let prefix = command_prefix(&model.name, &joints, &commands, suffix);
+        let controllers = joints
+            .iter()
+            .map(|j| {
+                if !answered {
+                    Controller::Unchecked
+                } else if commands.contains(&format!("{prefix}{j}{suffix}")) {
+                    Controller::Listening
+                } else {
+                    Controller::Missing
+                }
+            })
+            .collect();
+        (prefix, controllers)
+    };
+    let (command_prefix, controllers) = mode(POSITION_SUFFIX);
+    let (velocity_prefix, velocity_controllers) = mode(VELOCITY_SUFFIX);
+    let (force_prefix, force_controllers) = mode(FORCE_SUFFIX);
     Some(Robot {
         model: model.name,
         joint_states_topic: topic,
@@ -215,15 +263,24 @@ fn robot(
         joints,
         command_prefix,
         controllers,
+        velocity_prefix,
+        velocity_controllers,
+        force_prefix,
+        force_controllers,
     })
 }
 
-/// The prefix most joints' command topics share (a `<topic>` set in the SDF moves them);
-/// Gazebo's default `/model/<model>/joint/` when none is known.
-fn command_prefix(model: &str, joints: &[String], commands: &[String]) -> String {
+/// What follows `<prefix><joint>` in each mode's default command topic.
+const POSITION_SUFFIX: &str = "/0/cmd_pos";
+const VELOCITY_SUFFIX: &str = "/cmd_vel";
+const FORCE_SUFFIX: &str = "/cmd_force";
+
+/// The prefix most joints' command topics of one mode (`suffix`) share (a `<topic>` set in
+/// the SDF moves them); Gazebo's default `/model/<model>/joint/` when none is known.
+fn command_prefix(model: &str, joints: &[String], commands: &[String], suffix: &str) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for j in joints {
-        let suffix = format!("{j}/0/cmd_pos");
+        let suffix = format!("{j}{suffix}");
         for c in commands {
             if let Some(prefix) = c.strip_suffix(&suffix) {
                 if prefix.ends_with('/') {
@@ -278,10 +335,27 @@ pub fn config_yaml(robots: &[Robot], partition: &str) -> String {
         if r.controllers.contains(&Controller::Unchecked) {
             let _ = writeln!(
                 out,
-                "    # position controllers not checked: this Gazebo does not answer SUBSCRIBERS_REQ (Fortress does not)"
+                "    # controllers (position, velocity, effort) not checked: this Gazebo does not answer SUBSCRIBERS_REQ (Fortress does not)"
             );
         }
-        if r.controllers.contains(&Controller::Missing) {
+        if r.beyond_position() {
+            // Velocity or effort control: say per joint what it offers.
+            let _ = writeln!(out, "    joint_names:");
+            for (i, j) in r.joints.iter().enumerate() {
+                let modes = r.modes(i);
+                let comment = if modes.is_empty() {
+                    format!(
+                        "no controller listening on {}, {} or {}",
+                        r.command_topic(j),
+                        r.velocity_topic(j),
+                        r.force_topic(j)
+                    )
+                } else {
+                    format!("offers {}", modes.join(", "))
+                };
+                let _ = writeln!(out, "      - {}  # {comment}", quoted(j));
+            }
+        } else if r.controllers.contains(&Controller::Missing) {
             let _ = writeln!(out, "    joint_names:");
             for (j, c) in r.joints.iter().zip(&r.controllers) {
                 let comment = if *c == Controller::Missing {
@@ -303,6 +377,22 @@ pub fn config_yaml(robots: &[Robot], partition: &str) -> String {
             "    joint_positions_topic_prefix: {}",
             quoted(&r.command_prefix)
         );
+        for (name, prefix, controllers) in [
+            (
+                "joint_velocities_topic_prefix",
+                &r.velocity_prefix,
+                &r.velocity_controllers,
+            ),
+            (
+                "joint_forces_topic_prefix",
+                &r.force_prefix,
+                &r.force_controllers,
+            ),
+        ] {
+            if controllers.contains(&Controller::Listening) {
+                let _ = writeln!(out, "    {name}: {}", quoted(prefix));
+            }
+        }
         let _ = writeln!(
             out,
             "    joint_states_topic: {}",
@@ -325,12 +415,21 @@ mod tests {
     use super::*;
 
     fn robot(controllers: Vec<Controller>, prefix: MsgsPrefix) -> Robot {
+        let others = if controllers.contains(&Controller::Unchecked) {
+            Controller::Unchecked
+        } else {
+            Controller::Missing
+        };
         Robot {
             model: "ur3e".into(),
             joint_states_topic: "/world/w/model/ur3e/joint_state".into(),
             msgs_prefix: prefix,
             joints: vec!["a".into(), "b\"q".into()],
             command_prefix: "/model/ur3e/joint/".into(),
+            velocity_prefix: "/model/ur3e/joint/".into(),
+            velocity_controllers: vec![others; controllers.len()],
+            force_prefix: "/model/ur3e/joint/".into(),
+            force_controllers: vec![others; controllers.len()],
             controllers,
         }
     }
@@ -371,8 +470,46 @@ mod tests {
     #[test]
     fn the_command_prefix_is_the_one_the_subscriptions_share() {
         let joints = ["a".to_owned(), "b".to_owned()];
-        assert_eq!(command_prefix("m", &joints, &[]), "/model/m/joint/");
+        assert_eq!(
+            command_prefix("m", &joints, &[], POSITION_SUFFIX),
+            "/model/m/joint/"
+        );
         let moved = ["/x/a/0/cmd_pos".to_owned(), "/x/b/0/cmd_pos".to_owned()];
-        assert_eq!(command_prefix("m", &joints, &moved), "/x/");
+        assert_eq!(command_prefix("m", &joints, &moved, POSITION_SUFFIX), "/x/");
+        let velocities = ["/v/a/cmd_vel".to_owned(), "/v/b/cmd_vel".to_owned()];
+        assert_eq!(
+            command_prefix("m", &joints, &velocities, VELOCITY_SUFFIX),
+            "/v/"
+        );
+        assert_eq!(
+            command_prefix("m", &joints, &velocities, FORCE_SUFFIX),
+            "/model/m/joint/"
+        );
+    }
+
+    #[test]
+    fn velocity_and_effort_modes_get_their_prefixes_and_a_comment_per_joint() {
+        let mut r = robot(vec![Controller::Missing; 2], MsgsPrefix::Gz);
+        r.velocity_controllers = vec![Controller::Listening, Controller::Missing];
+        r.force_controllers = vec![Controller::Listening, Controller::Missing];
+        r.force_prefix = "/f/".into();
+        let yaml = config_yaml(&[r], "p");
+        assert!(
+            yaml.contains("      - \"a\"  # offers velocity, effort\n"),
+            "{yaml}"
+        );
+        assert!(yaml.contains("      - \"b\\\"q\"  # no controller listening on /model/ur3e/joint/b\"q/0/cmd_pos, /model/ur3e/joint/b\"q/cmd_vel or /f/b\"q/cmd_force\n"), "{yaml}");
+        assert!(yaml.contains("    joint_velocities_topic_prefix: \"/model/ur3e/joint/\"\n    joint_forces_topic_prefix: \"/f/\"\n"), "{yaml}");
+        // Position only: neither prefix.
+        let yaml = config_yaml(
+            &[robot(vec![Controller::Listening; 2], MsgsPrefix::Gz)],
+            "p",
+        );
+        assert!(
+            !yaml.contains("joint_velocities_topic_prefix")
+                && !yaml.contains("joint_forces_topic_prefix")
+                && !yaml.contains("offers"),
+            "{yaml}"
+        );
     }
 }

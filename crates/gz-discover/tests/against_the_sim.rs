@@ -67,3 +67,47 @@ fn a_fortress_world_is_found_with_the_ignition_prefix() {
     );
     assert_eq!(robots[0].controllers, vec![Controller::Listening; 7]);
 }
+
+#[test]
+fn the_velocity_world_offers_velocity_on_every_joint() {
+    let robots = run("ur3e_velocity_world.sdf", MsgsPrefix::Gz, "velocity");
+    assert_eq!(robots.len(), 1);
+    let r = &robots[0];
+    assert_eq!(r.joints.len(), 6);
+    assert_eq!(r.velocity_prefix, "/model/ur3e/joint/");
+    for i in 0..6 {
+        assert_eq!(r.modes(i), ["velocity"], "{}", r.joints[i]);
+    }
+    let yaml = gz_discover::config_yaml(&robots, "p");
+    println!("{yaml}");
+    assert!(yaml.contains("    joint_velocities_topic_prefix: \"/model/ur3e/joint/\"\n"));
+    assert!(!yaml.contains("joint_forces_topic_prefix"));
+    assert_eq!(yaml.matches("  # offers velocity\n").count(), 6, "{yaml}");
+}
+
+#[test]
+fn the_effort_world_offers_effort_on_every_joint() {
+    let robots = run("ur3e_effort_world.sdf", MsgsPrefix::Gz, "effort");
+    assert_eq!(robots.len(), 1);
+    let r = &robots[0];
+    assert_eq!(r.force_prefix, "/model/ur3e/joint/");
+    assert_eq!(r.controllers, vec![Controller::Missing; 6]);
+    assert_eq!(r.velocity_controllers, vec![Controller::Missing; 6]);
+    assert_eq!(r.force_controllers, vec![Controller::Listening; 6]);
+    let yaml = gz_discover::config_yaml(&robots, "p");
+    println!("{yaml}");
+    assert!(yaml.contains("    joint_forces_topic_prefix: \"/model/ur3e/joint/\"\n"));
+    assert!(!yaml.contains("joint_velocities_topic_prefix"));
+    assert_eq!(yaml.matches("  # offers effort\n").count(), 6, "{yaml}");
+}
+
+#[test]
+fn position_worlds_offer_position_only() {
+    let robots = run("ur3e_world.sdf", MsgsPrefix::Gz, "position");
+    let r = &robots[0];
+    for i in 0..6 {
+        assert_eq!(r.modes(i), ["position"]);
+    }
+    let yaml = gz_discover::config_yaml(&robots, "p");
+    assert!(!yaml.contains("offers") && !yaml.contains("joint_velocities_topic_prefix"));
+}

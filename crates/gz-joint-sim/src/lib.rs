@@ -1,8 +1,9 @@
 //! gz-joint-sim: a small, exact stand-in for the joint part of Gazebo (gz-sim). It loads the
-//! same SDF worlds users run in gz-sim, runs their JointPositionController and
-//! JointStatePublisher systems on a fixed-step clock, and speaks gz-transport exactly as
-//! Gazebo does: joint position commands (`Double`) in, joint states (`Model`) and the world
-//! clock (`Clock`) out. There is no collision, contact or gravity: each joint is a 1-DOF body.
+//! same SDF worlds users run in gz-sim, runs their JointPositionController, JointController,
+//! ApplyJointForce and JointStatePublisher systems on a fixed-step clock, and speaks
+//! gz-transport exactly as Gazebo does: joint position, velocity and force commands
+//! (`Double`) in, joint states (`Model`) and the world clock (`Clock`) out. There is no
+//! collision, contact or gravity: each joint is a 1-DOF body.
 //!
 //! ```no_run
 //! let world = gz_joint_sim::World::load("sdf/ur3e_world.sdf")?;
@@ -20,7 +21,8 @@ pub mod topics;
 
 pub use control::{ControlMode, PidGains};
 pub use sdf::{
-    AxisSpec, JointKind, JointSpec, LoadError, Location, PoseSpec, PositionControllerSpec,
+    ApplyJointForceSpec, AxisSpec, JointControllerSpec, JointKind, JointSpec,
+    JointStateTopicNaming, LoadError, Location, PoseSpec, PositionControllerSpec,
     StatePublisherSpec, World,
 };
 pub use sim::{EffortReport, JointSnapshot, SimHandle, SimOptions, StartError, Timing};

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use gz_joint_sim::{EffortReport, SimOptions, Timing, World};
+use gz_joint_sim::{EffortReport, JointStateTopicNaming, SimOptions, Timing, World};
 use gz_transport::MsgsPrefix;
 use tracing_subscriber::EnvFilter;
 
-/// A Gazebo stand-in: runs the world's JointPositionController and JointStatePublisher
-/// systems over gz-transport. Includes and model:// URIs resolve through
+/// A Gazebo stand-in: runs the world's JointPositionController, JointController,
+/// ApplyJointForce and JointStatePublisher systems over gz-transport. Includes and model:// URIs resolve through
 /// GZ_SIM_RESOURCE_PATH and the world's folder.
 #[derive(Parser)]
 #[command(version)]
@@ -30,10 +30,16 @@ struct Args {
     /// gz-transport partition; default: GZ_PARTITION, else IGN_PARTITION, else hostname:user.
     #[arg(long)]
     partition: Option<String>,
-    /// Effort reported in the joint states: zero (as Gazebo's JointStatePublisher does for
-    /// position-controlled joints) or servo (the torque the controller applied).
+    /// Effort reported in the joint states: zero (as Gazebo, which never fills it, even for
+    /// force-commanded joints), force-commanded (the applied force of joints under a force
+    /// command, 0 for the others) or servo (what the actuator applied, every joint).
     #[arg(long, default_value = "zero")]
     report_effort: EffortReport,
+    /// JointStatePublisher topic naming: scoped (gz-sim >= 6.8, Harmonic: the whole chain
+    /// of nested models) or fortress-pre-6.8 (Ignition Gazebo 6.0-6.7:
+    /// /world/<parent>/model/<model>/joint_state).
+    #[arg(long, default_value = "scoped")]
+    joint_state_topic_naming: JointStateTopicNaming,
     /// Seconds between status lines.
     #[arg(long, default_value_t = 5.0)]
     status_interval: f64,
@@ -76,6 +82,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             partition: args.partition,
             real_time_factor: args.real_time_factor,
             report_effort: args.report_effort,
+            joint_state_topic_naming: args.joint_state_topic_naming,
         })
         .context("cannot start the world")?;
     for p in &world.state_publishers {
@@ -83,15 +90,34 @@ fn run(args: Args) -> anyhow::Result<()> {
             "joint states ({}, {} joints) on {}",
             args.msgs_prefix.type_name("Model"),
             p.joints.len(),
-            p.topic
+            p.topic_for(args.joint_state_topic_naming)
         );
     }
+    let double = args.msgs_prefix.type_name("Double");
     for c in &world.position_controllers {
         tracing::info!(
-            "commands ({}) for {} on {}",
-            args.msgs_prefix.type_name("Double"),
+            "position commands ({double}) for {} on {}",
             c.joint_names.join(", "),
             c.topic
+        );
+    }
+    for c in &world.joint_controllers {
+        tracing::info!(
+            "velocity commands ({double}) for {} on {}{}",
+            c.joint_names.join(", "),
+            c.topic,
+            if c.force_mode.is_some() {
+                " (force mode)"
+            } else {
+                ""
+            }
+        );
+    }
+    for a in &world.force_appliers {
+        tracing::info!(
+            "force commands ({double}) for {} on {}",
+            a.joint_name,
+            a.topic
         );
     }
     let target = sim.target_real_time_factor();

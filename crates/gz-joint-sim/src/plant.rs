@@ -2,9 +2,22 @@
 //! physics (Update), then publishers (PostUpdate). This module does the first two.
 //!
 //! The physics is deliberately small: each joint is an independent 1-DOF rigid body (the
-//! child link's inertia about the axis), with SDF damping, effort limits and position
-//! limits; no gravity, no contacts. A velocity command is met exactly within the effort
-//! limit, as DART's servo joints do; a force command is integrated semi-implicitly.
+//! child link's inertia about the axis, see [`crate::JointSpec::effective_inertia`]), with
+//! the SDF's damping, Coulomb friction, effort, velocity and position limits; no gravity,
+//! no contacts, no coupling between joints. The limits act as DART (Gazebo's default
+//! physics engine, through gz-physics) applies them:
+//!
+//! - a velocity command makes the joint a servo (DART `SERVO` actuator): the commanded
+//!   velocity, clipped to the `<velocity>` limit and to what keeps the next position within
+//!   `<lower>/<upper>`, is met exactly when the torque it takes is within `<effort>`;
+//!   otherwise `<effort>` is applied and the joint falls short;
+//! - a force command (DART `FORCE` actuator) is clipped to `<effort>` (DART's
+//!   `setCommand`), and the velocity it produces is then held within `<velocity>` (DART's
+//!   joint constraint, as gz-physics enforces limits on every joint);
+//! - position limits stop the joint at `<lower>/<upper>`.
+//!
+//! Damping is integrated semi-implicitly (stable for any damping and step, as DART's
+//! implicit joint damping): `v' = (v + dt·τ/I) / (1 + dt·b/I)`.
 
 use crate::control::{velocity_command, ControlMode, Pid};
 use crate::sdf::{JointKind, World};
@@ -14,6 +27,8 @@ use crate::sdf::{JointKind, World};
 pub struct JointState {
     pub position: f64,
     pub velocity: f64,
+    /// What the actuator applied during the step: the servo torque under a velocity
+    /// command, the (clipped) force under a force command, 0 otherwise.
     pub force: f64,
 }
 
@@ -23,22 +38,63 @@ struct JointBody {
     effort: f64,
     velocity_limit: f64,
     damping: f64,
+    friction: f64,
     inertia: f64,
+    /// Some system sends this joint force commands (ApplyJointForce, the JointController's
+    /// force mode, the JointPositionController's PID mode). In gz-sim the joint then has a
+    /// `JointForceCmd` component for good, and its Physics system applies that force and
+    /// ignores any velocity command on the joint.
+    force_driven: bool,
 }
 
-struct Controller {
+struct PositionController {
     joints: Vec<usize>,
     mode: ControlMode,
     pid: Pid,
 }
 
-/// What a controller asks of a joint for the current step; physics clears it after use,
+struct VelocityController {
+    joints: Vec<usize>,
+    /// `use_force_commands`: a PID on the velocity error.
+    force_pid: Option<Pid>,
+}
+
+/// What the controllers ask of a joint for the current step; physics clears it after use,
 /// as gz-sim's Physics system clears `JointVelocityCmd`/`JointForceCmd`.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Command {
     None,
     Velocity(f64),
     Force(f64),
+}
+
+/// The current command of every controller, in [`World`] order: position targets of the
+/// JointPositionControllers, velocities of the JointControllers, forces of the
+/// ApplyJointForces. Values are taken as received, NaN included (see [`Plant::step`]).
+#[derive(Clone, Debug, Default)]
+pub struct Targets {
+    pub positions: Vec<f64>,
+    pub velocities: Vec<f64>,
+    pub forces: Vec<f64>,
+}
+
+impl Targets {
+    /// The SDF's initial commands: `<initial_position>`, `<initial_velocity>`, force 0.
+    pub fn initial(world: &World) -> Targets {
+        Targets {
+            positions: world
+                .position_controllers
+                .iter()
+                .map(|c| c.initial_position)
+                .collect(),
+            velocities: world
+                .joint_controllers
+                .iter()
+                .map(|c| c.initial_velocity)
+                .collect(),
+            forces: vec![0.0; world.force_appliers.len()],
+        }
+    }
 }
 
 /// The world's joints and controllers, stepped at a fixed `dt`.
@@ -46,17 +102,37 @@ pub struct Plant {
     dt: f64,
     bodies: Vec<JointBody>,
     state: Vec<JointState>,
-    commands: Vec<Command>,
-    controllers: Vec<Controller>,
+    position_controllers: Vec<PositionController>,
+    velocity_controllers: Vec<VelocityController>,
+    /// The joint of each ApplyJointForce.
+    force_joints: Vec<usize>,
+    /// This step's requests, per joint.
+    velocity_commands: Vec<Option<f64>>,
+    force_commands: Vec<f64>,
     iterations: u64,
 }
 
 impl Plant {
     pub fn new(world: &World) -> Plant {
+        let mut force_driven = vec![false; world.joints.len()];
+        for c in &world.position_controllers {
+            if c.mode == ControlMode::Pid {
+                c.joints.iter().for_each(|&j| force_driven[j] = true);
+            }
+        }
+        for c in &world.joint_controllers {
+            if c.force_mode.is_some() {
+                c.joints.iter().for_each(|&j| force_driven[j] = true);
+            }
+        }
+        for a in &world.force_appliers {
+            force_driven[a.joint] = true;
+        }
         let bodies: Vec<JointBody> = world
             .joints
             .iter()
-            .map(|j| {
+            .zip(force_driven)
+            .map(|(j, force_driven)| {
                 let axis = j.axis.unwrap_or(crate::sdf::AxisSpec {
                     xyz: [0.0, 0.0, 1.0],
                     lower: 0.0,
@@ -64,6 +140,7 @@ impl Plant {
                     effort: -1.0,
                     velocity: -1.0,
                     damping: 0.0,
+                    friction: 0.0,
                 });
                 JointBody {
                     moves: j.kind != JointKind::Fixed && !j.is_static,
@@ -74,25 +151,36 @@ impl Plant {
                     effort: axis.effort,
                     velocity_limit: axis.velocity,
                     damping: axis.damping,
+                    friction: axis.friction,
                     inertia: j.effective_inertia,
+                    force_driven,
                 }
-            })
-            .collect();
-        let controllers = world
-            .position_controllers
-            .iter()
-            .map(|c| Controller {
-                joints: c.joints.clone(),
-                mode: c.mode,
-                pid: Pid::new(c.pid),
             })
             .collect();
         Plant {
             dt: world.step.as_secs_f64(),
             state: vec![JointState::default(); bodies.len()],
-            commands: vec![Command::None; bodies.len()],
+            velocity_commands: vec![None; bodies.len()],
+            force_commands: vec![0.0; bodies.len()],
             bodies,
-            controllers,
+            position_controllers: world
+                .position_controllers
+                .iter()
+                .map(|c| PositionController {
+                    joints: c.joints.clone(),
+                    mode: c.mode,
+                    pid: Pid::new(c.pid),
+                })
+                .collect(),
+            velocity_controllers: world
+                .joint_controllers
+                .iter()
+                .map(|c| VelocityController {
+                    joints: c.joints.clone(),
+                    force_pid: c.force_mode.map(Pid::new),
+                })
+                .collect(),
+            force_joints: world.force_appliers.iter().map(|a| a.joint).collect(),
             iterations: 0,
         }
     }
@@ -101,47 +189,88 @@ impl Plant {
         &self.state
     }
 
+    /// Whether joint `j` is driven by force commands (see `JointBody::force_driven`).
+    pub fn force_driven(&self, j: usize) -> bool {
+        self.bodies[j].force_driven
+    }
+
     /// Steps taken so far.
     pub fn iterations(&self) -> u64 {
         self.iterations
     }
 
-    /// One step. `targets[i]` is controller `i`'s current position target.
-    pub fn step(&mut self, targets: &[f64]) {
+    /// One step under the controllers' current commands.
+    ///
+    /// A non-finite velocity or force command goes to physics as Gazebo sends it there, and
+    /// is ignored there as gz-physics ignores it (`SetJointVelocityCommand` and
+    /// `SetJointForce` log an error and return): DART has reset the joint's command after
+    /// the previous step, so a velocity-commanded joint is servoed to rest and a
+    /// force-commanded one gets no force, for as long as the NaN is the latest command.
+    /// The caller warns on receipt.
+    pub fn step(&mut self, targets: &Targets) {
         self.iterations += 1;
-        // gz-sim: on the first iteration the JointPosition component has no data yet, so
-        // JointPositionController does nothing ("give one iteration for the physics system
-        // to update its size").
+        // gz-sim: on the first iteration the JointPosition/JointVelocity components have no
+        // data yet, so the position and velocity controllers do nothing ("give one
+        // iteration for the physics system to update its size"). ApplyJointForce has no
+        // such wait.
         if self.iterations > 1 {
-            self.run_controllers(targets);
+            self.run_position_controllers(&targets.positions);
+            self.run_velocity_controllers(&targets.velocities);
+        }
+        for (&j, &f) in self.force_joints.iter().zip(&targets.forces) {
+            // gz-sim's ApplyJointForce adds to whatever else commanded a force this step.
+            self.force_commands[j] += f;
         }
         for (i, body) in self.bodies.iter().enumerate() {
-            let command = std::mem::replace(&mut self.commands[i], Command::None);
+            let velocity = self.velocity_commands[i].take();
+            let force = std::mem::replace(&mut self.force_commands[i], 0.0);
+            let command = if body.force_driven {
+                Command::Force(force)
+            } else if let Some(v) = velocity {
+                Command::Velocity(v)
+            } else {
+                Command::None
+            };
             if body.moves {
-                integrate(body, &mut self.state[i], command, self.dt);
+                self.state[i] = integrate(body, self.state[i], command, self.dt);
             }
         }
     }
 
-    fn run_controllers(&mut self, targets: &[f64]) {
-        for (controller, &target) in self.controllers.iter_mut().zip(targets) {
-            let error = self.state[controller.joints[0]].position - target;
+    fn run_position_controllers(&mut self, targets: &[f64]) {
+        for (controller, &target) in self.position_controllers.iter_mut().zip(targets) {
+            let position = self.state[controller.joints[0]].position;
             match controller.mode {
                 ControlMode::Velocity { cmd_max } => {
-                    let v = velocity_command(
-                        self.state[controller.joints[0]].position,
-                        target,
-                        cmd_max,
-                        self.dt,
-                    );
+                    let v = velocity_command(position, target, cmd_max, self.dt);
                     for &j in &controller.joints {
-                        self.commands[j] = Command::Velocity(v);
+                        self.velocity_commands[j] = Some(v);
                     }
                 }
                 ControlMode::Pid => {
                     // gz-sim updates the PID once per joint of the controller (same error).
                     for &j in &controller.joints {
-                        self.commands[j] = Command::Force(controller.pid.update(error, self.dt));
+                        self.force_commands[j] = controller.pid.update(position - target, self.dt);
+                    }
+                }
+            }
+        }
+    }
+
+    fn run_velocity_controllers(&mut self, targets: &[f64]) {
+        for (controller, &target) in self.velocity_controllers.iter_mut().zip(targets) {
+            match &mut controller.force_pid {
+                None => {
+                    for &j in &controller.joints {
+                        self.velocity_commands[j] = Some(target);
+                    }
+                }
+                Some(pid) => {
+                    // As gz-sim: the error is the first joint's, the PID is updated once
+                    // per joint.
+                    let error = self.state[controller.joints[0]].velocity - target;
+                    for &j in &controller.joints {
+                        self.force_commands[j] = pid.update(error, self.dt);
                     }
                 }
             }
@@ -149,37 +278,65 @@ impl Plant {
     }
 }
 
-fn integrate(body: &JointBody, s: &mut JointState, command: Command, dt: f64) {
-    let clamp_effort = |f: f64| {
-        if body.effort >= 0.0 {
-            f.clamp(-body.effort, body.effort)
-        } else {
-            f
-        }
-    };
-    // Semi-implicit damping: stable for any damping and step.
-    let by_force =
-        |v: f64, f: f64| (v + dt * f / body.inertia) / (1.0 + dt * body.damping / body.inertia);
+fn clamp_symmetric(value: f64, limit: f64) -> f64 {
+    // Negative SDF limits mean "none" (the SDF default −1).
+    if limit >= 0.0 {
+        value.clamp(-limit, limit)
+    } else {
+        value
+    }
+}
+
+/// The velocity after a step under force `f`: damping semi-implicitly, then Coulomb
+/// friction as a bounded impulse toward rest (it stops the joint, never reverses it).
+fn velocity_under_force(body: &JointBody, v: f64, f: f64, dt: f64) -> f64 {
+    let v = (v + dt * f / body.inertia) / (1.0 + dt * body.damping / body.inertia);
+    let friction_dv = body.friction * dt / body.inertia;
+    if v.abs() <= friction_dv {
+        0.0
+    } else {
+        v - friction_dv.copysign(v)
+    }
+}
+
+fn integrate(body: &JointBody, s: JointState, command: Command, dt: f64) -> JointState {
     let (velocity, force) = match command {
         Command::Velocity(wanted) => {
-            let wanted = if body.velocity_limit >= 0.0 {
-                wanted.clamp(-body.velocity_limit, body.velocity_limit)
+            // gz-physics ignores a non-finite command; DART's reset command (0) stands.
+            let mut wanted = if wanted.is_finite() { wanted } else { 0.0 };
+            wanted = clamp_symmetric(wanted, body.velocity_limit);
+            if let Some((lower, upper)) = body.limits {
+                // DART's servo never asks for a velocity that would leave the limits.
+                wanted = wanted.clamp(
+                    ((lower - s.position) / dt).min(0.0),
+                    ((upper - s.position) / dt).max(0.0),
+                );
+            }
+            // The torque that reaches `wanted` in this step against damping; friction
+            // opposes the motion (or, to stop, helps up to its bound).
+            let mut needed = body.inertia * (wanted - s.velocity) / dt + body.damping * wanted;
+            if wanted != 0.0 {
+                needed += body.friction.copysign(wanted);
             } else {
-                wanted
-            };
-            let needed = body.inertia * (wanted - s.velocity) / dt + body.damping * wanted;
-            let applied = clamp_effort(needed);
+                needed = (needed.abs() - body.friction).max(0.0).copysign(needed);
+            }
+            let applied = clamp_symmetric(needed, body.effort);
             if applied == needed {
                 (wanted, needed)
             } else {
-                (by_force(s.velocity, applied), applied)
+                (velocity_under_force(body, s.velocity, applied, dt), applied)
             }
         }
         Command::Force(f) => {
-            let applied = clamp_effort(f);
-            (by_force(s.velocity, applied), applied)
+            let f = if f.is_finite() { f } else { 0.0 };
+            let applied = clamp_symmetric(f, body.effort);
+            let v = velocity_under_force(body, s.velocity, applied, dt);
+            (clamp_symmetric(v, body.velocity_limit), applied)
         }
-        Command::None => (by_force(s.velocity, 0.0), 0.0),
+        Command::None => {
+            let v = velocity_under_force(body, s.velocity, 0.0, dt);
+            (clamp_symmetric(v, body.velocity_limit), 0.0)
+        }
     };
     let mut position = s.position + dt * velocity;
     let mut velocity = velocity;
@@ -192,11 +349,11 @@ fn integrate(body: &JointBody, s: &mut JointState, command: Command, dt: f64) {
             velocity = velocity.max(0.0);
         }
     }
-    *s = JointState {
+    JointState {
         position,
         velocity,
         force,
-    };
+    }
 }
 
 #[cfg(test)]
@@ -221,13 +378,13 @@ mod tests {
         let w = world("ur3e_world.sdf");
         let mut plant = Plant::new(&w);
         let elbow = index(&w, "elbow_joint");
-        let mut targets = vec![0.0; w.position_controllers.len()];
+        let mut targets = Targets::initial(&w);
         let c = w
             .position_controllers
             .iter()
             .position(|c| c.joints == [elbow])
             .unwrap();
-        targets[c] = 0.5;
+        targets.positions[c] = 0.5;
         plant.step(&targets); // first iteration: controllers idle
         assert_eq!(plant.joints()[elbow].position, 0.0);
         for _ in 0..1000 {
@@ -263,8 +420,8 @@ mod tests {
             .iter()
             .position(|c| c.joints == [elbow])
             .unwrap();
-        let mut targets = vec![0.0; w.position_controllers.len()];
-        targets[c] = 10.0;
+        let mut targets = Targets::initial(&w);
+        targets.positions[c] = 10.0;
         for _ in 0..((std::f64::consts::PI / 0.25 / 0.002) as usize + 500) {
             plant.step(&targets);
         }
@@ -291,7 +448,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(w.position_controllers[0].mode, ControlMode::Pid);
         let mut plant = Plant::new(&w);
-        let targets = [w.position_controllers[0].initial_position];
+        let targets = Targets::initial(&w);
         for _ in 0..10_000 {
             plant.step(&targets);
         }
@@ -300,5 +457,185 @@ mod tests {
             (s.position - 0.3).abs() < 1e-3 && s.velocity.abs() < 1e-3,
             "{s:?}"
         );
+    }
+
+    /// A one-joint world: link of mass 2 with its centre of mass 0.1 from the axis and
+    /// izz 0.01, so I = 0.01 + 2·0.1² = 0.03; limits and dynamics as given.
+    fn one_joint(system: &str, limit: &str, dynamics: &str) -> World {
+        let dir = std::env::temp_dir().join(format!(
+            "gz-joint-sim-plant-{}-{}",
+            std::process::id(),
+            std::thread::current()
+                .name()
+                .unwrap_or("t")
+                .replace("::", "-")
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("w.sdf");
+        std::fs::write(
+            &file,
+            format!(
+                r#"<sdf version="1.9"><world name="w"><physics name="p" type="ode"><max_step_size>0.002</max_step_size></physics>
+            <model name="m"><link name="a"/>
+              <link name="b"><inertial><pose>0.1 0 0 0 0 0</pose><mass>2</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial></link>
+              <joint name="j" type="revolute"><parent>a</parent><child>b</child><axis><xyz>0 0 1</xyz><limit>{limit}</limit><dynamics>{dynamics}</dynamics></axis></joint>
+              {system}
+            </model></world></sdf>"#
+            ),
+        )
+        .unwrap();
+        let w = World::load_with_resource_paths(&file, &[]).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!((w.joints[0].effective_inertia - 0.03).abs() < 1e-12);
+        w
+    }
+
+    const FORCE: &str = r#"<plugin filename="gz-sim-apply-joint-force-system" name="gz::sim::systems::ApplyJointForce"><joint_name>j</joint_name></plugin>"#;
+    const VELOCITY: &str = r#"<plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController"><joint_name>j</joint_name></plugin>"#;
+
+    #[test]
+    fn constant_torque_from_rest_follows_the_first_order_response() {
+        let w = one_joint(FORCE, "", "<damping>0.5</damping>");
+        let mut plant = Plant::new(&w);
+        let mut targets = Targets::initial(&w);
+        targets.forces[0] = 0.2;
+        let (tau, b, inertia) = (0.2, 0.5, 0.03);
+        for step in 1..=500 {
+            plant.step(&targets);
+            let t = step as f64 * 0.002;
+            let expected = tau / b * (1.0 - (-b * t / inertia).exp());
+            let s = plant.joints()[0];
+            // Semi-implicit damping: within 1 % of the terminal velocity at dt·b/I = 1/30.
+            assert!(
+                (s.velocity - expected).abs() < 0.01 * tau / b,
+                "t {t}: {} vs {expected}",
+                s.velocity
+            );
+            assert_eq!(s.force, tau);
+        }
+    }
+
+    #[test]
+    fn force_commands_are_clipped_to_the_effort_limit_and_velocity_to_its_limit() {
+        let w = one_joint(FORCE, "<effort>3</effort><velocity>1.5</velocity>", "");
+        let mut plant = Plant::new(&w);
+        let mut targets = Targets::initial(&w);
+        targets.forces[0] = -100.0;
+        plant.step(&targets);
+        let s = plant.joints()[0];
+        assert_eq!(s.force, -3.0, "DART clips the force command to <effort>");
+        assert!((s.velocity + 3.0 / 0.03 * 0.002).abs() < 1e-12, "{s:?}");
+        for _ in 0..100 {
+            plant.step(&targets);
+        }
+        assert_eq!(plant.joints()[0].velocity, -1.5, "held at <velocity>");
+    }
+
+    #[test]
+    fn a_velocity_command_is_met_within_the_effort_limit_and_held() {
+        let w = one_joint(
+            VELOCITY,
+            "<effort>3</effort><velocity>2</velocity>",
+            "<damping>0.5</damping>",
+        );
+        let mut plant = Plant::new(&w);
+        let mut targets = Targets::initial(&w);
+        targets.velocities[0] = 1.0;
+        plant.step(&targets);
+        assert_eq!(
+            plant.joints()[0].velocity,
+            0.0,
+            "first iteration: the controller waits"
+        );
+        // 1 rad/s in one 2 ms step takes 0.03·500 + 0.5 = 15.5 N·m: the servo gives 3.
+        plant.step(&targets);
+        let s = plant.joints()[0];
+        assert_eq!(s.force, 3.0);
+        assert!(s.velocity > 0.0 && s.velocity < 1.0, "{s:?}");
+        for _ in 0..100 {
+            plant.step(&targets);
+        }
+        let s = plant.joints()[0];
+        assert_eq!(s.velocity, 1.0);
+        assert!(
+            (s.force - 0.5).abs() < 1e-12,
+            "holds the damping torque: {s:?}"
+        );
+        // Over the velocity limit: clipped to it.
+        targets.velocities[0] = 10.0;
+        for _ in 0..100 {
+            plant.step(&targets);
+        }
+        assert_eq!(plant.joints()[0].velocity, 2.0);
+    }
+
+    #[test]
+    fn a_non_finite_velocity_command_servoes_the_joint_to_rest_as_gazebo_does() {
+        let w = one_joint(VELOCITY, "", "");
+        let mut plant = Plant::new(&w);
+        let mut targets = Targets::initial(&w);
+        targets.velocities[0] = 1.0;
+        for _ in 0..10 {
+            plant.step(&targets);
+        }
+        assert_eq!(plant.joints()[0].velocity, 1.0);
+        targets.velocities[0] = f64::NAN;
+        plant.step(&targets);
+        let s = plant.joints()[0];
+        assert_eq!(s.velocity, 0.0, "{s:?}");
+        assert!(s.position.is_finite() && s.force.is_finite(), "{s:?}");
+    }
+
+    #[test]
+    fn a_non_finite_force_command_applies_no_force() {
+        let w = one_joint(FORCE, "", "<damping>0.5</damping>");
+        let mut plant = Plant::new(&w);
+        let mut targets = Targets::initial(&w);
+        targets.forces[0] = f64::INFINITY;
+        plant.step(&targets);
+        assert_eq!(plant.joints()[0], JointState::default());
+    }
+
+    #[test]
+    fn position_limits_stop_a_force_driven_joint() {
+        let w = one_joint(FORCE, "<lower>-0.1</lower><upper>0.1</upper>", "");
+        let mut plant = Plant::new(&w);
+        let mut targets = Targets::initial(&w);
+        targets.forces[0] = 1.0;
+        for _ in 0..1000 {
+            plant.step(&targets);
+        }
+        let s = plant.joints()[0];
+        assert_eq!((s.position, s.velocity), (0.1, 0.0));
+    }
+
+    #[test]
+    fn coulomb_friction_holds_a_joint_against_a_smaller_torque() {
+        let w = one_joint(FORCE, "", "<friction>0.3</friction>");
+        let mut plant = Plant::new(&w);
+        let mut targets = Targets::initial(&w);
+        targets.forces[0] = 0.2;
+        for _ in 0..100 {
+            plant.step(&targets);
+        }
+        assert_eq!(plant.joints()[0].velocity, 0.0);
+        targets.forces[0] = 0.6;
+        plant.step(&targets);
+        // Net 0.3 N·m on 0.03 kg·m² for 2 ms.
+        assert!((plant.joints()[0].velocity - 0.02).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_force_driven_joint_ignores_velocity_commands_as_gz_sim_physics_does() {
+        let both = format!("{FORCE}{VELOCITY}");
+        let w = one_joint(&both, "", "");
+        let mut plant = Plant::new(&w);
+        assert!(plant.force_driven(0));
+        let mut targets = Targets::initial(&w);
+        targets.velocities[0] = 1.0;
+        for _ in 0..10 {
+            plant.step(&targets);
+        }
+        assert_eq!(plant.joints()[0].velocity, 0.0);
     }
 }

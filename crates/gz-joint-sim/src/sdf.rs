@@ -112,8 +112,10 @@ pub struct AxisSpec {
     pub effort: f64,
     /// `<limit><velocity>`; negative means unlimited (SDF default −1).
     pub velocity: f64,
-    /// `<dynamics><damping>`.
+    /// `<dynamics><damping>`: viscous, torque (force) per rad/s (m/s).
     pub damping: f64,
+    /// `<dynamics><friction>`: Coulomb friction, a torque (force) that opposes motion.
+    pub friction: f64,
 }
 
 /// A pose as Gazebo's `Pose` component holds it: position and unit quaternion `[x, y, z, w]`
@@ -143,8 +145,20 @@ pub struct JointSpec {
     pub child: String,
     /// `None` for fixed joints.
     pub axis: Option<AxisSpec>,
-    /// Inertia (or mass, for prismatic joints) the joint moves: the child link's inertial
-    /// about the joint axis. Only the PID mode's force integration uses it.
+    /// Inertia (or mass, for prismatic joints) the joint moves: the child link's
+    /// `<inertial>` about the joint axis (parallel-axis theorem from the centre of mass,
+    /// the inertia tensor rotated into the axis).
+    ///
+    /// An approximation, stated plainly: only the child link counts, not the links further
+    /// down the chain, and it does not change with the configuration. (The composite of the
+    /// whole subtree at the SDF pose would be closer to DART for the proximal joints, e.g.
+    /// 0.73 instead of 0.004 kg·m² for the UR3e's shoulder pan, but it makes the servo of
+    /// the position worlds' heavy joints saturate their effort limit, so it changes how those
+    /// worlds track targets; not done here.) On a real arm the
+    /// proximal joints move the whole distal chain (a UR3e's shoulder pan sees tens of times
+    /// the shoulder link's own inertia when stretched out), and the joints are coupled; here
+    /// every joint is an independent 1-DOF body. It is what force commands, the servo's
+    /// effort limit and damping act on.
     pub effective_inertia: f64,
     /// Joints of static models never move.
     pub is_static: bool,
@@ -173,11 +187,75 @@ pub struct PositionControllerSpec {
     pub at: Location,
 }
 
+/// A configured JointController (gz-sim `JointController` system): a velocity command per
+/// step on its joints, held until the next `Double` arrives.
+#[derive(Clone, Debug)]
+pub struct JointControllerSpec {
+    /// Command topic (`gz.msgs.Double`, rad/s or m/s).
+    pub topic: String,
+    /// The `<joint_name>`s; the first one names the default topic.
+    pub joint_names: Vec<String>,
+    /// Indices into [`World::joints`], same order as `joint_names`.
+    pub joints: Vec<usize>,
+    /// `<initial_velocity>` or 0: commanded from the start until a message arrives.
+    pub initial_velocity: f64,
+    /// `Some(gains)` with `<use_force_commands>`: a PID on the velocity error gives a joint
+    /// force instead of a velocity command (gz-sim's defaults differ from the
+    /// JointPositionController's: p 1, i 0, d 0).
+    pub force_mode: Option<PidGains>,
+    /// Unscoped name of the model the plugin is attached to.
+    pub model_name: String,
+    pub at: Location,
+}
+
+/// A configured ApplyJointForce (gz-sim `ApplyJointForce` system): the last commanded force
+/// (torque) is applied to its joint on every step.
+#[derive(Clone, Debug)]
+pub struct ApplyJointForceSpec {
+    /// Command topic (`gz.msgs.Double`, N·m or N); gz-sim offers no `<topic>` for it.
+    pub topic: String,
+    pub joint_name: String,
+    /// Index into [`World::joints`].
+    pub joint: usize,
+    /// Unscoped name of the model the plugin is attached to.
+    pub model_name: String,
+    pub at: Location,
+}
+
+/// How the JointStatePublisher names its topic when the SDF gives no `<topic>`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JointStateTopicNaming {
+    /// gz-sim since ign-gazebo 6.8.0 (gz-sim PR 1405), so every Harmonic and current
+    /// Fortress: `/world/<world>/model/<m1>/model/<m2>/…/joint_state`, the whole chain of
+    /// nested models.
+    #[default]
+    Scoped,
+    /// Ignition Gazebo 6.0.0–6.7.0: `/world/<parent>/model/<model>/joint_state`, where
+    /// `<parent>` is the name of the model's parent entity (the world for a top-level
+    /// model, the enclosing model for a nested one).
+    FortressPre6_8,
+}
+
+impl std::str::FromStr for JointStateTopicNaming {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "scoped" => Ok(JointStateTopicNaming::Scoped),
+            "fortress-pre-6.8" => Ok(JointStateTopicNaming::FortressPre6_8),
+            other => Err(format!(
+                "unknown joint-state topic naming {other:?}: expected scoped (gz-sim >= 6.8, Harmonic) or fortress-pre-6.8 (Ignition Gazebo 6.0-6.7)"
+            )),
+        }
+    }
+}
+
 /// A configured JointStatePublisher.
 #[derive(Clone, Debug)]
 pub struct StatePublisherSpec {
-    /// Joint state topic (`gz.msgs.Model`).
+    /// Joint state topic (`gz.msgs.Model`), as gz-sim >= 6.8 names it.
     pub topic: String,
+    /// The topic Ignition Gazebo 6.0–6.7 uses instead (the same when `<topic>` is given).
+    pub topic_fortress_pre_6_8: String,
     /// Unscoped model name (the message's `name`).
     pub model_name: String,
     pub model_id: u32,
@@ -191,6 +269,16 @@ pub struct StatePublisherSpec {
     pub at: Location,
 }
 
+impl StatePublisherSpec {
+    /// The topic a Gazebo of that naming publishes on.
+    pub fn topic_for(&self, naming: JointStateTopicNaming) -> &str {
+        match naming {
+            JointStateTopicNaming::Scoped => &self.topic,
+            JointStateTopicNaming::FortressPre6_8 => &self.topic_fortress_pre_6_8,
+        }
+    }
+}
+
 /// A loaded, fully resolved world.
 #[derive(Clone, Debug)]
 pub struct World {
@@ -202,6 +290,8 @@ pub struct World {
     pub real_time_factor: f64,
     pub joints: Vec<JointSpec>,
     pub position_controllers: Vec<PositionControllerSpec>,
+    pub joint_controllers: Vec<JointControllerSpec>,
+    pub force_appliers: Vec<ApplyJointForceSpec>,
     pub state_publishers: Vec<StatePublisherSpec>,
 }
 
@@ -326,7 +416,23 @@ struct RawJoint {
 
 enum RawPlugin {
     PositionController(RawPositionController),
+    JointController(RawJointController),
+    ApplyJointForce(RawApplyJointForce),
     StatePublisher(RawStatePublisher),
+}
+
+struct RawJointController {
+    joint_names: Vec<(String, Location)>,
+    initial_velocity: f64,
+    force_mode: Option<PidGains>,
+    topic: Option<String>,
+    sub_topic: Option<String>,
+    at: Location,
+}
+
+struct RawApplyJointForce {
+    joint_name: (String, Location),
+    at: Location,
 }
 
 struct RawPositionController {
@@ -909,6 +1015,7 @@ fn axis(file: &SdfFile, node: Option<Node>) -> Result<AxisSpec, LoadError> {
         effort: -1.0,
         velocity: -1.0,
         damping: 0.0,
+        friction: 0.0,
     };
     let Some(axis) = node else { return Ok(spec) };
     if let Some(xyz) = element_children(axis, "xyz").next() {
@@ -949,12 +1056,22 @@ fn axis(file: &SdfFile, node: Option<Node>) -> Result<AxisSpec, LoadError> {
         }
     }
     if let Some(dynamics) = element_children(axis, "dynamics").next() {
-        spec.damping = file.finite_f64_child(dynamics, "damping", 0.0)?;
+        for (tag, value) in [
+            ("damping", &mut spec.damping),
+            ("friction", &mut spec.friction),
+        ] {
+            *value = file.finite_f64_child(dynamics, tag, 0.0)?;
+            if *value < 0.0 {
+                let n = element_children(dynamics, tag).next().unwrap_or(dynamics);
+                return Err(file.invalid(n, format!("<{tag}> must not be negative, found {value}")));
+            }
+        }
     }
     Ok(spec)
 }
 
-/// Recognises the two systems gz-joint-sim runs; any other plugin is Gazebo's business
+/// Recognises the systems gz-joint-sim runs (JointPositionController, JointController,
+/// ApplyJointForce, JointStatePublisher); any other plugin is Gazebo's business
 /// (physics, sensors, GUI…) and is skipped.
 fn plugin(file: &SdfFile, node: Node) -> Result<Option<RawPlugin>, LoadError> {
     let name = node.attribute("name").unwrap_or("");
@@ -964,6 +1081,10 @@ fn plugin(file: &SdfFile, node: Node) -> Result<Option<RawPlugin>, LoadError> {
     };
     if is("JointPositionController", "joint-position-controller") {
         position_controller(file, node).map(|p| Some(RawPlugin::PositionController(p)))
+    } else if is("JointController", "-joint-controller-system") {
+        joint_controller(file, node).map(|p| Some(RawPlugin::JointController(p)))
+    } else if is("ApplyJointForce", "apply-joint-force") {
+        apply_joint_force(file, node).map(|p| Some(RawPlugin::ApplyJointForce(p)))
     } else if is("JointStatePublisher", "joint-state-publisher") {
         state_publisher(file, node).map(|p| Some(RawPlugin::StatePublisher(p)))
     } else {
@@ -1043,6 +1164,99 @@ fn position_controller(file: &SdfFile, node: Node) -> Result<RawPositionControll
     })
 }
 
+fn joint_controller(file: &SdfFile, node: Node) -> Result<RawJointController, LoadError> {
+    let joint_names = joint_names(file, node)?;
+    if joint_names.is_empty() {
+        return Err(file.invalid(node, "JointController needs a <joint_name>"));
+    }
+    if let Some(n) = element_children(node, "use_actuator_msg").next() {
+        if file.bool_of(n)? {
+            return Err(file.invalid(
+                n,
+                "use_actuator_msg is not supported by gz-joint-sim; use the Double command topic",
+            ));
+        }
+    }
+    // Fortress's JointController (ign-gazebo 6) reads one <joint_name> and no <sub_topic>;
+    // what it would silently ignore is refused here for the Fortress spelling.
+    let fortress = node
+        .attribute("name")
+        .is_some_and(|n| n.starts_with("ignition::"))
+        || node
+            .attribute("filename")
+            .is_some_and(|f| f.contains("ignition-gazebo"));
+    if fortress {
+        if let Some((extra, at)) = joint_names.get(1) {
+            return Err(invalid_at(
+                at,
+                format!("Fortress's JointController drives its first <joint_name> only; {extra:?} would be ignored (use one plugin per joint)"),
+            ));
+        }
+        if let Some(n) = element_children(node, "sub_topic").next() {
+            return Err(file.invalid(
+                n,
+                "Fortress's JointController has no <sub_topic> (Harmonic has); use <topic>",
+            ));
+        }
+    }
+    let g = |tag: &str, default: f64| file.finite_f64_child(node, tag, default);
+    let use_force_commands = match element_children(node, "use_force_commands").next() {
+        Some(n) => file.bool_of(n)?,
+        None => false,
+    };
+    // gz-sim's JointController reads its PID only in force mode, with its own defaults.
+    let force_mode = if use_force_commands {
+        Some(PidGains {
+            p: g("p_gain", 1.0)?,
+            i: g("i_gain", 0.0)?,
+            d: g("d_gain", 0.0)?,
+            i_max: g("i_max", 1.0)?,
+            i_min: g("i_min", -1.0)?,
+            cmd_max: g("cmd_max", 1000.0)?,
+            cmd_min: g("cmd_min", -1000.0)?,
+            cmd_offset: g("cmd_offset", 0.0)?,
+        })
+    } else {
+        None
+    };
+    Ok(RawJointController {
+        joint_names,
+        initial_velocity: g("initial_velocity", 0.0)?,
+        force_mode,
+        topic: optional_text(file, node, "topic")?,
+        sub_topic: optional_text(file, node, "sub_topic")?,
+        at: file.location(node),
+    })
+}
+
+fn apply_joint_force(file: &SdfFile, node: Node) -> Result<RawApplyJointForce, LoadError> {
+    // gz-sim reads the first <joint_name> only; a second one would be silently ignored
+    // there, so it is refused here rather than leaving a joint the user meant to drive
+    // unpowered.
+    let mut names = joint_names(file, node)?.into_iter();
+    let joint_name = names
+        .next()
+        .ok_or_else(|| file.invalid(node, "ApplyJointForce needs a <joint_name>"))?;
+    if let Some((extra, at)) = names.next() {
+        return Err(invalid_at(
+            &at,
+            format!("ApplyJointForce drives one joint; {extra:?} would be ignored by Gazebo (use one plugin per joint)"),
+        ));
+    }
+    for tag in ["topic", "sub_topic"] {
+        if let Some(n) = element_children(node, tag).next() {
+            return Err(file.invalid(
+                n,
+                format!("ApplyJointForce has no <{tag}>: Gazebo always listens on /model/<model>/joint/<joint>/cmd_force"),
+            ));
+        }
+    }
+    Ok(RawApplyJointForce {
+        joint_name,
+        at: file.location(node),
+    })
+}
+
 fn state_publisher(file: &SdfFile, node: Node) -> Result<RawStatePublisher, LoadError> {
     let update_rate = match element_children(node, "update_rate").next() {
         None => None,
@@ -1083,6 +1297,8 @@ fn resolve(mut raw: RawWorld, file: &Path, loader: &mut Loader) -> Result<World,
         real_time_factor: raw.real_time_factor,
         joints: Vec::new(),
         position_controllers: Vec::new(),
+        joint_controllers: Vec::new(),
+        force_appliers: Vec::new(),
         state_publishers: Vec::new(),
     };
     let mut chain = Vec::new();
@@ -1230,6 +1446,30 @@ fn effective_inertia(kind: JointKind, axis: &AxisSpec, joint_pose: &Pose, link: 
     dot(a, link.inertia.apply(a)) + link.mass * dot(perpendicular, perpendicular)
 }
 
+/// gz-sim's `Model::JointByName` as the JointController and ApplyJointForce use it: a joint
+/// of the model itself (not of a nested model), which must have an axis to command.
+fn own_moving_joint(
+    model: &RawModel,
+    scoped: &str,
+    system: &str,
+    name: &str,
+    at: &Location,
+) -> Result<usize, LoadError> {
+    let j = model.joints.iter().find(|j| j.name == name).ok_or_else(|| {
+        invalid_at(
+            at,
+            format!("{system} names joint {name:?}, which model {scoped:?} does not have (Gazebo looks among the model's own joints only)"),
+        )
+    })?;
+    if j.kind.dof() == 0 {
+        return Err(invalid_at(
+            at,
+            format!("{system} names joint {name:?}, a fixed joint: nothing to command"),
+        ));
+    }
+    Ok(j.index)
+}
+
 fn configure_plugins(
     model: &RawModel,
     chain: &mut Vec<String>,
@@ -1262,7 +1502,7 @@ fn configure_plugins(
                 let topic = if let Some(t) = &p.topic {
                     topics::as_valid_topic(t)
                 } else if let Some(s) = &p.sub_topic {
-                    topics::joint_position_sub_topic(&model.name, s)
+                    topics::model_sub_topic(&model.name, s)
                 } else {
                     topics::joint_position_command(&model.name, &p.joint_names[0], p.joint_index)
                 }
@@ -1282,6 +1522,51 @@ fn configure_plugins(
                     mode,
                     pid: p.pid,
                     initial_position: p.initial_position,
+                    model_name: model.name.clone(),
+                    at: p.at.clone(),
+                });
+            }
+            RawPlugin::JointController(p) => {
+                let mut joints = Vec::new();
+                for (name, at) in &p.joint_names {
+                    joints.push(own_moving_joint(
+                        model,
+                        &scoped,
+                        "JointController",
+                        name,
+                        at,
+                    )?);
+                }
+                let first = &p.joint_names[0].0;
+                // gz-sim: <topic> wins over <sub_topic>, which wins over the default name.
+                let topic = if let Some(t) = &p.topic {
+                    topics::as_valid_topic(t)
+                } else if let Some(s) = &p.sub_topic {
+                    topics::model_sub_topic(&model.name, s)
+                } else {
+                    topics::joint_velocity_command(&model.name, first)
+                }
+                .ok_or_else(|| invalid_at(&p.at, "JointController: no valid command topic can be made from this configuration"))?;
+                world.joint_controllers.push(JointControllerSpec {
+                    topic,
+                    joint_names: p.joint_names.iter().map(|(n, _)| n.clone()).collect(),
+                    joints,
+                    initial_velocity: p.initial_velocity,
+                    force_mode: p.force_mode,
+                    model_name: model.name.clone(),
+                    at: p.at.clone(),
+                });
+            }
+            RawPlugin::ApplyJointForce(p) => {
+                let (name, at) = &p.joint_name;
+                let joint = own_moving_joint(model, &scoped, "ApplyJointForce", name, at)?;
+                let topic = topics::joint_force_command(&model.name, name).ok_or_else(|| {
+                    invalid_at(&p.at, "ApplyJointForce: no valid command topic can be made from the model and joint names")
+                })?;
+                world.force_appliers.push(ApplyJointForceSpec {
+                    topic,
+                    joint_name: name.clone(),
+                    joint,
                     model_name: model.name.clone(),
                     at: p.at.clone(),
                 });
@@ -1316,8 +1601,25 @@ fn configure_plugins(
                             "JointStatePublisher: no valid topic (check the world and model names)",
                         )
                     })?;
+                // Ignition Gazebo 6.0–6.7 named the topic after the model's parent entity.
+                let parent = match chain.len() {
+                    0 | 1 => world_name,
+                    n => chain[n - 2].as_str(),
+                };
+                let topic_fortress_pre_6_8 = p
+                    .topic
+                    .as_deref()
+                    .and_then(topics::as_valid_topic)
+                    .or_else(|| topics::joint_state_fortress_pre_6_8(parent, &model.name))
+                    .ok_or_else(|| {
+                        invalid_at(
+                            &p.at,
+                            "JointStatePublisher: no valid Fortress < 6.8 topic (check the parent and model names)",
+                        )
+                    })?;
                 world.state_publishers.push(StatePublisherSpec {
                     topic,
+                    topic_fortress_pre_6_8,
                     model_name: model.name.clone(),
                     model_id: model.id,
                     model_pose: model.pose.spec(),

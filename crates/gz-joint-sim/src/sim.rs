@@ -12,18 +12,29 @@ use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, RawPublisher, Sub
 use parking_lot::Mutex;
 use prost::Message;
 
-use crate::plant::{JointState, Plant};
-use crate::sdf::World;
+use crate::plant::{JointState, Plant, Targets};
+use crate::sdf::{JointStateTopicNaming, World};
 use crate::topics;
 
 /// What the joint states report as a joint's effort (`axis1.force`).
+///
+/// Real Gazebo always reports 0: its JointStatePublisher copies the `JointForce` component,
+/// which it creates empty and which no system of gz-sim fills (checked in gz-sim 8, 9 and
+/// main and ign-gazebo 6: ApplyJointForce and the controllers write `JointForceCmd`; the
+/// Physics system reads and clears that and never writes `JointForce`), so `axis1.force` is
+/// never set, for force-commanded joints too. The other modes are for tests and
+/// experiments that want to see the actuator's effort, and say so.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EffortReport {
-    /// 0, as gz-sim's JointStatePublisher reports for these controllers (it reads the
-    /// JointForce component, which only force-commanding systems fill).
+    /// 0 for every joint, as Gazebo.
     #[default]
     Zero,
-    /// The torque (force) the servo applied during the step.
+    /// The force (torque) applied to joints under a force command (ApplyJointForce,
+    /// JointController force mode, JointPositionController PID mode), after the effort
+    /// limit; 0 for the other joints. Not what Gazebo does (see above).
+    ForceCommanded,
+    /// The force (torque) the actuator applied to every joint during the step: the servo's
+    /// torque under a velocity command, the clipped force under a force command.
     Servo,
 }
 
@@ -32,9 +43,10 @@ impl std::str::FromStr for EffortReport {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "zero" => Ok(EffortReport::Zero),
+            "force-commanded" => Ok(EffortReport::ForceCommanded),
             "servo" => Ok(EffortReport::Servo),
             other => Err(format!(
-                "unknown effort report {other:?}: expected zero (as Gazebo) or servo"
+                "unknown effort report {other:?}: expected zero (as Gazebo), force-commanded or servo"
             )),
         }
     }
@@ -51,6 +63,8 @@ pub struct SimOptions {
     pub real_time_factor: Option<f64>,
     /// What the joint states carry as effort.
     pub report_effort: EffortReport,
+    /// The JointStatePublisher topic naming of the Gazebo to imitate.
+    pub joint_state_topic_naming: JointStateTopicNaming,
 }
 
 /// Why a world could not start.
@@ -110,11 +124,27 @@ pub struct SimHandle {
 
 struct Shared {
     stop: AtomicBool,
-    /// Position target per controller, as `f64` bits (written by the transport thread).
-    targets: Vec<AtomicU64>,
-    /// Non-finite commands refused, all controllers together.
+    /// The latest command of every controller, as `f64` bits (written by the transport
+    /// threads), in [`Targets`] order.
+    positions: Vec<AtomicU64>,
+    velocities: Vec<AtomicU64>,
+    forces: Vec<AtomicU64>,
+    /// Non-finite position targets refused (the previous target stays).
     refused: AtomicU64,
+    /// Non-finite velocity and force commands received (taken as Gazebo takes them, see
+    /// [`SimHandle::non_finite_commands`]).
+    non_finite: AtomicU64,
     status: Mutex<Status>,
+}
+
+fn atomics(values: &[f64]) -> Vec<AtomicU64> {
+    values.iter().map(|v| AtomicU64::new(v.to_bits())).collect()
+}
+
+fn load(from: &[AtomicU64], into: &mut [f64]) {
+    for (t, shared) in into.iter_mut().zip(from) {
+        *t = f64::from_bits(shared.load(Ordering::Relaxed));
+    }
 }
 
 struct Status {
@@ -138,14 +168,14 @@ impl World {
             msgs_prefix: prefix,
         })?;
 
+        let initial = Targets::initial(self);
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             refused: AtomicU64::new(0),
-            targets: self
-                .position_controllers
-                .iter()
-                .map(|c| AtomicU64::new(c.initial_position.to_bits()))
-                .collect(),
+            non_finite: AtomicU64::new(0),
+            positions: atomics(&initial.positions),
+            velocities: atomics(&initial.velocities),
+            forces: atomics(&initial.forces),
             status: Mutex::new(Status {
                 sim_time: Duration::ZERO,
                 joints: vec![JointState::default(); self.joints.len()],
@@ -162,19 +192,75 @@ impl World {
                 &c.topic,
                 move |m: msgs::Double, info: &MessageInfo| {
                     if m.data.is_finite() {
-                        shared.targets[i].store(m.data.to_bits(), Ordering::Relaxed);
+                        shared.positions[i].store(m.data.to_bits(), Ordering::Relaxed);
                     } else {
                         shared.refused.fetch_add(1, Ordering::Relaxed);
-                        refusals.refuse(&topic, m.data, info);
+                        refusals.warn(
+                            &topic,
+                            m.data,
+                            info,
+                            "refused; the position target is unchanged",
+                        );
                     }
                 },
             )?);
+        }
+        // The JointController and ApplyJointForce keep whatever arrived, NaN included, as
+        // gz-sim's do; physics then ignores a non-finite command (see `Plant::step`). That
+        // is matched here, loudly.
+        let latched = [
+            (
+                self.joint_controllers
+                    .iter()
+                    .map(|c| c.topic.clone())
+                    .collect::<Vec<_>>(),
+                Latched::Velocity,
+            ),
+            (
+                self.force_appliers
+                    .iter()
+                    .map(|a| a.topic.clone())
+                    .collect(),
+                Latched::Force,
+            ),
+        ];
+        for (topics, kind) in latched {
+            for (i, topic) in topics.into_iter().enumerate() {
+                let shared = shared.clone();
+                let mut refusals = Refusals::default();
+                let consequence = match kind {
+                    Latched::Velocity => "taken as Gazebo takes it: physics ignores it, so the joint is servoed to rest until a finite velocity arrives",
+                    Latched::Force => "taken as Gazebo takes it: physics ignores it, so the joint gets no force until a finite force arrives",
+                };
+                subscriptions.push(node.subscribe(
+                    &topic.clone(),
+                    move |m: msgs::Double, info: &MessageInfo| {
+                        let slot = match kind {
+                            Latched::Velocity => &shared.velocities[i],
+                            Latched::Force => &shared.forces[i],
+                        };
+                        slot.store(m.data.to_bits(), Ordering::Relaxed);
+                        if !m.data.is_finite() {
+                            shared.non_finite.fetch_add(1, Ordering::Relaxed);
+                            refusals.warn(&topic, m.data, info, consequence);
+                        }
+                    },
+                )?);
+            }
         }
 
         let state_publishers = self
             .state_publishers
             .iter()
-            .map(|p| StatePublication::new(self, p, &node, prefix))
+            .map(|p| {
+                StatePublication::new(
+                    self,
+                    p,
+                    p.topic_for(options.joint_state_topic_naming),
+                    &node,
+                    prefix,
+                )
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let clock_type = prefix.type_name(msgs::Clock::SHORT_NAME);
         let mut clock_publishers = vec![node.advertise_raw("/clock", &clock_type)?];
@@ -185,7 +271,7 @@ impl World {
         let stepper = Stepper {
             plant: Plant::new(self),
             shared: shared.clone(),
-            targets: vec![0.0; self.position_controllers.len()],
+            targets: initial,
             state_publishers,
             clock_publishers,
             clock: msgs::Clock::default(),
@@ -206,6 +292,8 @@ impl World {
             node.partition(),
             self.joints.len(),
             self.position_controllers.len()
+                + self.joint_controllers.len()
+                + self.force_appliers.len()
         );
         Ok(SimHandle {
             shared,
@@ -260,9 +348,16 @@ impl SimHandle {
         Some(self.shared.status.lock().joints[index].position)
     }
 
-    /// How many NaN/inf commands were refused so far.
+    /// How many NaN/inf position targets were refused so far.
     pub fn refused_commands(&self) -> u64 {
         self.shared.refused.load(Ordering::Relaxed)
+    }
+
+    /// How many NaN/inf velocity (`cmd_vel`) and force (`cmd_force`) commands arrived so
+    /// far. Unlike position targets they are not refused: as in Gazebo the latest command
+    /// stands and physics ignores it, step after step (a warning says so on receipt).
+    pub fn non_finite_commands(&self) -> u64 {
+        self.shared.non_finite.load(Ordering::Relaxed)
     }
 
     /// The real-time factor the world runs at.
@@ -304,7 +399,13 @@ impl Drop for SimHandle {
     }
 }
 
-/// Warns about refused (NaN/inf) commands without flooding the log at the command rate.
+#[derive(Clone, Copy)]
+enum Latched {
+    Velocity,
+    Force,
+}
+
+/// Warns about non-finite commands without flooding the log at the command rate.
 #[derive(Default)]
 struct Refusals {
     count: u64,
@@ -312,14 +413,14 @@ struct Refusals {
 }
 
 impl Refusals {
-    fn refuse(&mut self, topic: &str, value: f64, info: &MessageInfo) {
+    fn warn(&mut self, topic: &str, value: f64, info: &MessageInfo, consequence: &str) {
         self.count += 1;
         if self
             .last_warning
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {
             tracing::warn!(
-                "{topic}: refused non-finite command {value} from {} ({} refused so far); the target is unchanged",
+                "{topic}: non-finite command {value} from {} ({} on this topic so far): {consequence}",
                 info.publisher_address,
                 self.count
             );
@@ -342,11 +443,11 @@ impl StatePublication {
     fn new(
         world: &World,
         spec: &crate::sdf::StatePublisherSpec,
+        topic: &str,
         node: &Node,
         prefix: MsgsPrefix,
     ) -> Result<StatePublication, StartError> {
-        let publisher =
-            node.advertise_raw(&spec.topic, &prefix.type_name(msgs::Model::SHORT_NAME))?;
+        let publisher = node.advertise_raw(topic, &prefix.type_name(msgs::Model::SHORT_NAME))?;
         let mut message = msgs::Model {
             header: Some(msgs::Header {
                 stamp: Some(msgs::Time::default()),
@@ -404,7 +505,7 @@ impl StatePublication {
 struct Stepper {
     plant: Plant,
     shared: Arc<Shared>,
-    targets: Vec<f64>,
+    targets: Targets,
     state_publishers: Vec<StatePublication>,
     clock_publishers: Vec<RawPublisher>,
     clock: msgs::Clock,
@@ -448,11 +549,15 @@ impl Stepper {
                 steps_since_anchor = 0;
             }
 
-            for (t, shared) in self.targets.iter_mut().zip(&self.shared.targets) {
-                *t = f64::from_bits(shared.load(Ordering::Relaxed));
-            }
-            self.plant.step(&self.targets);
+            load(&self.shared.positions, &mut self.targets.positions);
+            load(&self.shared.velocities, &mut self.targets.velocities);
+            load(&self.shared.forces, &mut self.targets.forces);
             sim_time += self.step;
+            // gz-sim publishes the clock at the start of an iteration, with that iteration's
+            // sim time, before its systems run (`SimulationRunner::Step` → `PublishStats`);
+            // the joint states of the same sim time follow from PostUpdate.
+            self.publish_clock(sim_time, woke - start);
+            self.plant.step(&self.targets);
             // The status first: whoever saw a published state must find it (or a later one)
             // in `joints()`, never the step before.
             {
@@ -461,7 +566,7 @@ impl Stepper {
                 status.joints.copy_from_slice(self.plant.joints());
                 status.window.record(woke, sim_time, lateness, resync);
             }
-            self.publish(sim_time, woke - start);
+            self.publish_joint_states(sim_time);
         }
         tracing::debug!(
             "step thread stopped after {} steps",
@@ -469,7 +574,7 @@ impl Stepper {
         );
     }
 
-    fn publish(&mut self, sim_time: Duration, real_time: Duration) {
+    fn publish_joint_states(&mut self, sim_time: Duration) {
         let stamp = time(sim_time);
         for p in &mut self.state_publishers {
             if let (Some(min), Some(last)) = (p.min_interval, p.last_published) {
@@ -488,6 +593,8 @@ impl Stepper {
                     axis.velocity = s.velocity;
                     axis.force = match self.report_effort {
                         EffortReport::Zero => 0.0,
+                        EffortReport::ForceCommanded if self.plant.force_driven(j) => s.force,
+                        EffortReport::ForceCommanded => 0.0,
                         EffortReport::Servo => s.force,
                     };
                 }
@@ -500,7 +607,12 @@ impl Stepper {
                 report_publish_error(&mut self.publish_errors, p.publisher.topic(), &e);
             }
         }
-        self.clock.sim = Some(stamp);
+    }
+
+    /// `gz.msgs.Clock` as gz-sim fills it: `sim`, `real` (wall time the world has run) and
+    /// `system` (wall clock since the epoch); no header, not throttled: once per step.
+    fn publish_clock(&mut self, sim_time: Duration, real_time: Duration) {
+        self.clock.sim = Some(time(sim_time));
         self.clock.real = Some(time(real_time));
         self.clock.system = Some(time(
             SystemTime::now()

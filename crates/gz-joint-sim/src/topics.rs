@@ -45,9 +45,24 @@ pub fn joint_position_command(model: &str, joint: &str, joint_index: u32) -> Opt
     ))
 }
 
-/// The JointPositionController's `<sub_topic>` form: `/model/<model>/<sub_topic>`.
-pub fn joint_position_sub_topic(model: &str, sub_topic: &str) -> Option<String> {
+/// The `<sub_topic>` form of the JointPositionController and JointController:
+/// `/model/<model>/<sub_topic>`.
+pub fn model_sub_topic(model: &str, sub_topic: &str) -> Option<String> {
     as_valid_topic(&format!("/model/{model}/{sub_topic}"))
+}
+
+/// The JointController's default command topic: `/model/<model>/joint/<joint>/cmd_vel`
+/// (gz-sim 8 and ign-gazebo 6 alike, `src/systems/joint_controller/JointController.cc`),
+/// `<model>` the unscoped name of the model the plugin is attached to.
+pub fn joint_velocity_command(model: &str, joint: &str) -> Option<String> {
+    as_valid_topic(&format!("/model/{model}/joint/{joint}/cmd_vel"))
+}
+
+/// The ApplyJointForce command topic, the only one it has:
+/// `/model/<model>/joint/<joint>/cmd_force` (gz-sim 8 and ign-gazebo 6 alike,
+/// `src/systems/apply_joint_force/ApplyJointForce.cc`).
+pub fn joint_force_command(model: &str, joint: &str) -> Option<String> {
+    as_valid_topic(&format!("/model/{model}/joint/{joint}/cmd_force"))
 }
 
 /// gz-sim's `topicFromScopedName(model, ecm, false)`: `/world/<w>/model/<m1>/model/<m2>/…`
@@ -67,6 +82,13 @@ pub fn joint_state(world: &str, model_chain: &[String]) -> Option<String> {
         "{}/joint_state",
         scoped_model_topic(world, model_chain)
     ))
+}
+
+/// The JointStatePublisher's default topic in Ignition Gazebo 6.0–6.7:
+/// `/world/<parent>/model/<model>/joint_state`, `<parent>` being the name of the model's
+/// parent entity (the world, or the enclosing model of a nested one).
+pub fn joint_state_fortress_pre_6_8(parent: &str, model: &str) -> Option<String> {
+    as_valid_topic(&format!("/world/{parent}/model/{model}/joint_state"))
 }
 
 /// The world clock topic gz-sim publishes `Clock` on (besides the root `/clock`).
@@ -116,7 +138,7 @@ mod tests {
             Some("/model/ur3e/joint/wrist_3_joint/0/cmd_pos")
         );
         assert_eq!(
-            joint_position_sub_topic("ur3e", "cmd/a").as_deref(),
+            model_sub_topic("ur3e", "cmd/a").as_deref(),
             Some("/model/ur3e/cmd/a")
         );
     }

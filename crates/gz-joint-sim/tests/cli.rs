@@ -163,3 +163,37 @@ fn model_uris_resolve_through_gz_sim_resource_path() {
         Err(lines) => panic!("did not start: {lines:#?}"),
     }
 }
+
+#[test]
+fn the_velocity_and_effort_worlds_start_and_log_their_command_topics() {
+    loopback_only();
+    for (world, kind, suffix) in [
+        ("ur3e_velocity_world.sdf", "velocity commands", "cmd_vel"),
+        ("ur3e_effort_world.sdf", "force commands", "cmd_force"),
+    ] {
+        for (spelling, prefix) in [
+            (world.to_owned(), "gz.msgs."),
+            (format!("fortress/{world}"), "ignition.msgs."),
+        ] {
+            let sim = Proc::spawn(sim_command(
+                &sdf(&spelling),
+                &partition("newworlds"),
+                &["--msgs-prefix", prefix],
+            ));
+            // "running" comes first, then the topics in joint order.
+            if let Err(lines) = sim.wait_for_line("running", Duration::from_secs(30)) {
+                panic!("{spelling} did not start: {lines:#?}");
+            }
+            for joint in UR3E_JOINTS {
+                let topic = format!("/model/ur3e/joint/{joint}/{suffix}");
+                match sim.wait_for_line(&topic, Duration::from_secs(30)) {
+                    Ok(line) => {
+                        assert!(line.contains(kind), "{spelling}: {line}");
+                        assert!(line.contains(&format!("{prefix}Double")), "{line}");
+                    }
+                    Err(lines) => panic!("{spelling}: {topic} not logged: {lines:#?}"),
+                }
+            }
+        }
+    }
+}

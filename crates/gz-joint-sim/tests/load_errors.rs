@@ -186,3 +186,60 @@ fn include_cycles_are_refused() {
     let err = load_err(&dir, "w.sdf");
     assert_names(&err, &dir.path("b.sdf"), &["include cycle"]);
 }
+
+#[test]
+fn bad_joint_controller_and_apply_joint_force_configurations_name_file_line_and_element() {
+    let cases = [
+        (
+            r#"<plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
+      <joint_name>nope</joint_name></plugin>"#,
+            vec![
+                "w.sdf:8:",
+                "joint_name",
+                "JointController names joint \"nope\"",
+            ],
+        ),
+        (
+            r#"<plugin filename="gz-sim-apply-joint-force-system" name="gz::sim::systems::ApplyJointForce">
+      <joint_name>j1</joint_name><topic>/elsewhere</topic></plugin>"#,
+            vec!["w.sdf:8:", "ApplyJointForce']/topic", "has no <topic>"],
+        ),
+        (
+            r#"<plugin filename="gz-sim-apply-joint-force-system" name="gz::sim::systems::ApplyJointForce">
+      <joint_name>j1</joint_name><joint_name>j2</joint_name></plugin>"#,
+            vec!["w.sdf:8:", "joint_name", "would be ignored by Gazebo"],
+        ),
+        (
+            r#"<plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
+      <joint_name>j1</joint_name><initial_velocity>fast</initial_velocity></plugin>"#,
+            vec!["w.sdf:8:", "initial_velocity", "expected a number"],
+        ),
+        (
+            r#"<plugin filename="ignition-gazebo-joint-controller-system" name="ignition::gazebo::systems::JointController">
+      <joint_name>j1</joint_name><joint_name>j1</joint_name></plugin>"#,
+            vec![
+                "w.sdf:8:",
+                "joint_name",
+                "Fortress's JointController drives its first",
+            ],
+        ),
+        (
+            r#"<plugin filename="ignition-gazebo-joint-controller-system" name="ignition::gazebo::systems::JointController">
+      <joint_name>j1</joint_name><sub_topic>v</sub_topic></plugin>"#,
+            vec!["w.sdf:8:", "sub_topic", "has no <sub_topic>"],
+        ),
+        (
+            r#"<plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController"/>"#,
+            vec!["w.sdf:7:", "JointController needs a <joint_name>"],
+        ),
+    ];
+    let arm = r#"<link name="a"/><link name="b"/>
+    <joint name="j1" type="revolute"><parent>a</parent><child>b</child></joint>"#;
+    for (plugin, needles) in cases {
+        let w = world_with(&format!("{arm}\n    {plugin}"));
+        let dir = Scratch::new("jcbad", &[("w.sdf", &w)]);
+        let err = load_err(&dir, "w.sdf");
+        println!("{err}");
+        assert_names(&err, &dir.path("w.sdf"), &needles);
+    }
+}

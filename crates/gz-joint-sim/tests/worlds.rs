@@ -321,7 +321,13 @@ fn plugin_parameters_are_read_as_gazebo_reads_them() {
 }
 
 /// The Harmonic worlds of sdf/ and their generated Fortress spelling (sdf/fortress/).
-const WORLDS: [&str; 3] = ["ur3e_world.sdf", "r820_world.sdf", "longboy_world.sdf"];
+const WORLDS: [&str; 5] = [
+    "ur3e_world.sdf",
+    "r820_world.sdf",
+    "longboy_world.sdf",
+    "ur3e_velocity_world.sdf",
+    "ur3e_effort_world.sdf",
+];
 
 #[test]
 fn fortress_worlds_are_generated_from_the_harmonic_ones() {
@@ -356,10 +362,19 @@ fn fortress_and_harmonic_worlds_load_the_same_joints_controllers_and_topics() {
             |w: &World| -> Vec<String> { w.joints.iter().map(|j| j.scoped_name.clone()).collect() };
         assert_eq!(joints(&fortress), joints(&harmonic), "{name}");
         let controllers = |w: &World| -> Vec<(String, Vec<String>)> {
-            w.position_controllers
+            let positions = w
+                .position_controllers
                 .iter()
-                .map(|c| (c.topic.clone(), c.joint_names.clone()))
-                .collect()
+                .map(|c| (c.topic.clone(), c.joint_names.clone()));
+            let velocities = w
+                .joint_controllers
+                .iter()
+                .map(|c| (c.topic.clone(), c.joint_names.clone()));
+            let forces = w
+                .force_appliers
+                .iter()
+                .map(|a| (a.topic.clone(), vec![a.joint_name.clone()]));
+            positions.chain(velocities).chain(forces).collect()
         };
         assert!(!controllers(&harmonic).is_empty(), "{name}");
         assert_eq!(controllers(&fortress), controllers(&harmonic), "{name}");
@@ -372,4 +387,143 @@ fn fortress_and_harmonic_worlds_load_the_same_joints_controllers_and_topics() {
         assert_eq!(states(&fortress).len(), 1, "{name}");
         assert_eq!(states(&fortress), states(&harmonic), "{name}");
     }
+}
+
+#[test]
+fn ur3e_velocity_world_has_a_joint_controller_per_joint_on_gazebos_topics() {
+    let w = load("ur3e_velocity_world.sdf");
+    assert_eq!(w.name, "ur3e_velocity_world");
+    assert!(w.position_controllers.is_empty() && w.force_appliers.is_empty());
+    let jsp = &w.state_publishers[0];
+    assert_eq!(
+        jsp.topic,
+        "/world/ur3e_velocity_world/model/ur3e/model/ur3e_velocity_controller/model/ur3e/joint_state"
+    );
+    assert_eq!(w.joint_controllers.len(), 6);
+    for (c, j) in w.joint_controllers.iter().zip(UR3E_JOINTS) {
+        assert_eq!(c.topic, format!("/model/ur3e/joint/{j}/cmd_vel"));
+        assert_eq!(c.joint_names, [j]);
+        assert_eq!(w.joints[c.joints[0]].name, j);
+        assert_eq!((c.initial_velocity, c.force_mode), (0.0, None));
+    }
+    // The UR3e's own model: same limits as the position world.
+    let position_world = load("ur3e_world.sdf");
+    for j in UR3E_JOINTS {
+        let axis = |w: &World| w.joints[w.joint_index(j).unwrap()].axis;
+        assert_eq!(axis(&w), axis(&position_world), "{j}");
+    }
+}
+
+#[test]
+fn ur3e_effort_world_has_an_apply_joint_force_per_joint_on_gazebos_topics() {
+    let w = load("ur3e_effort_world.sdf");
+    assert_eq!(w.name, "ur3e_effort_world");
+    assert!(w.position_controllers.is_empty() && w.joint_controllers.is_empty());
+    assert_eq!(
+        w.state_publishers[0].topic,
+        "/world/ur3e_effort_world/model/ur3e/model/ur3e_effort_controller/model/ur3e/joint_state"
+    );
+    assert_eq!(w.force_appliers.len(), 6);
+    for (a, j) in w.force_appliers.iter().zip(UR3E_JOINTS) {
+        assert_eq!(a.topic, format!("/model/ur3e/joint/{j}/cmd_force"));
+        assert_eq!(w.joints[a.joint].name, j);
+        let inertia = w.joints[a.joint].effective_inertia;
+        assert!(inertia > 1e-4 && inertia < 1.0, "{j}: {inertia}");
+    }
+}
+
+#[test]
+fn joint_controller_and_apply_joint_force_parameters_are_read_as_gazebo_reads_them() {
+    let dir = std::env::temp_dir().join(format!("gz-joint-sim-jc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let world = dir.join("w.sdf");
+    std::fs::write(
+        &world,
+        r#"<sdf version="1.9"><world name="jc">
+          <model name="bot">
+            <link name="base"/><link name="l1"/><link name="l2"/>
+            <joint name="a" type="revolute"><parent>base</parent><child>l1</child>
+              <axis><xyz>0 0 1</xyz><dynamics><damping>0.2</damping><friction>0.05</friction></dynamics></axis></joint>
+            <joint name="b" type="continuous"><parent>l1</parent><child>l2</child></joint>
+            <plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
+              <joint_name>a</joint_name><joint_name>b</joint_name><initial_velocity>0.3</initial_velocity>
+            </plugin>
+            <plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
+              <joint_name>b</joint_name><use_force_commands>true</use_force_commands><p_gain>4</p_gain><sub_topic>b_vel</sub_topic>
+            </plugin>
+            <plugin filename="gz-sim-joint-controller-system" name="gz::sim::systems::JointController">
+              <joint_name>a</joint_name><topic>/my a/vel</topic>
+            </plugin>
+            <plugin filename="gz-sim-apply-joint-force-system" name="gz::sim::systems::ApplyJointForce">
+              <joint_name>b</joint_name>
+            </plugin>
+          </model></world></sdf>"#,
+    )
+    .unwrap();
+    let w = World::load_with_resource_paths(&world, &[]).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let [two, force_mode, topic] = &w.joint_controllers[..] else {
+        panic!("three JointControllers")
+    };
+    assert_eq!(
+        two.topic, "/model/bot/joint/a/cmd_vel",
+        "named after the first joint"
+    );
+    assert_eq!(two.joint_names, ["a", "b"]);
+    assert_eq!(two.initial_velocity, 0.3);
+    assert_eq!(two.force_mode, None);
+    assert_eq!(force_mode.topic, "/model/bot/b_vel");
+    assert_eq!(
+        force_mode.force_mode,
+        Some(gz_joint_sim::PidGains {
+            p: 4.0,
+            i: 0.0,
+            d: 0.0,
+            i_max: 1.0,
+            i_min: -1.0,
+            cmd_max: 1000.0,
+            cmd_min: -1000.0,
+            cmd_offset: 0.0
+        }),
+        "the JointController's own PID defaults"
+    );
+    assert_eq!(topic.topic, "/my_a/vel");
+    assert_eq!(w.force_appliers[0].topic, "/model/bot/joint/b/cmd_force");
+    let a = w.joints[w.joint_index("a").unwrap()].axis.unwrap();
+    assert_eq!((a.damping, a.friction), (0.2, 0.05));
+}
+
+#[test]
+fn a_joint_moves_its_child_links_inertia_about_the_axis() {
+    let dir = std::env::temp_dir().join(format!("gz-joint-sim-inertia-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let world = dir.join("w.sdf");
+    // The child's inertial frame is rolled 90° and 0.5 m out along x: about the joint's z
+    // axis the link shows its iyy (0.03) plus 2 kg · 0.5².
+    std::fs::write(
+        &world,
+        r#"<sdf version="1.9"><world name="chain"><model name="arm">
+          <link name="base"/>
+          <link name="l1"><inertial><pose>0.5 0 0 1.5707963267948966 0 0</pose><mass>2</mass>
+            <inertia><ixx>0.02</ixx><iyy>0.03</iyy><izz>0.04</izz></inertia></inertial></link>
+          <link name="l2"><inertial><mass>5</mass></inertial></link>
+          <joint name="a" type="revolute"><parent>base</parent><child>l1</child></joint>
+          <joint name="b" type="revolute"><parent>l1</parent><child>l2</child></joint>
+          <joint name="p" type="prismatic"><parent>base</parent><child>l1</child></joint>
+        </model></world></sdf>"#,
+    )
+    .unwrap();
+    let w = World::load_with_resource_paths(&world, &[]).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let inertia = |name: &str| w.joints[w.joint_index(name).unwrap()].effective_inertia;
+    // Only the child link counts (l2, further down, does not: see JointSpec).
+    assert!((inertia("a") - 0.53).abs() < 1e-9, "{}", inertia("a"));
+    assert!(
+        (inertia("b") - 1.0).abs() < 1e-12,
+        "SDF default inertia, izz 1"
+    );
+    assert!(
+        (inertia("p") - 2.0).abs() < 1e-12,
+        "a prismatic joint moves the mass"
+    );
 }
