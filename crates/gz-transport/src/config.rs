@@ -29,8 +29,8 @@ pub(crate) struct Config {
     pub interfaces: Vec<Ipv4Addr>,
     pub multicast_group: Ipv4Addr,
     pub msg_port: u16,
+    /// Messages a subscriber's queue holds before newer ones are dropped for it.
     pub sndhwm: i32,
-    pub rcvhwm: i32,
 }
 
 /// A source of environment variables (the process environment, or a table in tests).
@@ -134,12 +134,8 @@ impl Config {
             hwm_check,
         )?
         .unwrap_or(DEFAULT_HWM);
-        let rcvhwm = parse_env::<i32>(
-            env,
-            ["GZ_TRANSPORT_RCVHWM", "IGN_TRANSPORT_RCVHWM"],
-            hwm_check,
-        )?
-        .unwrap_or(DEFAULT_HWM);
+        // GZ_TRANSPORT_RCVHWM bounds libzmq's queue between its I/O thread and the reader;
+        // our receive thread reads the socket itself and queues nothing, so it has no use.
 
         Ok(Config {
             partition,
@@ -150,7 +146,6 @@ impl Config {
             multicast_group,
             msg_port,
             sndhwm,
-            rcvhwm,
         })
     }
 }
@@ -193,7 +188,7 @@ mod tests {
         assert_eq!(c.interfaces, vec![Ipv4Addr::LOCALHOST]);
         assert_eq!(c.multicast_group, Ipv4Addr::new(239, 1, 2, 3));
         assert_eq!(c.msg_port, 11317);
-        assert_eq!((c.sndhwm, c.rcvhwm), (5, DEFAULT_HWM));
+        assert_eq!(c.sndhwm, 5);
     }
 
     #[test]
@@ -230,7 +225,7 @@ mod tests {
             ("IGN_IP", "not-an-ip"),
             ("GZ_DISCOVERY_MULTICAST_IP", "10.0.0.1"),
             ("GZ_DISCOVERY_MSG_PORT", "70000"),
-            ("IGN_TRANSPORT_RCVHWM", "-1"),
+            ("IGN_TRANSPORT_SNDHWM", "-1"),
         ] {
             match resolve(&[(name, value)], NodeOptions::default()) {
                 Err(Error::InvalidEnv {

@@ -5,7 +5,7 @@
 //! discovery datagram, a tick) ends in [`Core::reconcile`], which derives from the state which
 //! remote publishers we want data from and which ZeroMQ addresses the receive thread must be
 //! connected to, and sends the NEW_CONNECTION/END_CONNECTION and connect/disconnect commands
-//! for whatever changed. Lock order: `state` before `control`; `publisher` is independent.
+//! for whatever changed. Lock order: `state` before `outbox` before `commands`.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -19,6 +19,7 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
+use crate::io::Outbox;
 use crate::net::{self, DiscoverySockets};
 use crate::node::{MessageInfo, PublisherInfo, SubscriberInfo, TransportStats};
 use crate::offenders::Offenders;
@@ -107,6 +108,7 @@ pub(crate) struct Counters {
     pub decode_errors: AtomicU64,
     pub callback_panics: AtomicU64,
     pub messages_published: AtomicU64,
+    pub messages_not_sent: AtomicU64,
     pub peers_expired: AtomicU64,
     pub subscribers_connected: AtomicU64,
 }
@@ -115,35 +117,19 @@ pub(crate) fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
-/// A command for the receive thread, which owns the SUB socket.
-pub(crate) enum Command<'a> {
-    Connect(&'a str),
-    Disconnect(&'a str),
-    Filter(&'a str),
-    Unfilter(&'a str),
+/// A command for the receive thread, which owns the connections to publishers.
+#[derive(Debug)]
+pub(crate) enum Command {
+    /// Take data from the publisher at this address.
+    Connect(String),
+    /// No longer (after a grace).
+    Disconnect(String),
+    /// Subscribe every publisher connection to this topic.
+    Filter(String),
+    Unfilter(String),
+    /// A subscriber link holds queued bytes: watch its socket for room.
+    Flush,
     Stop,
-}
-
-impl Command<'_> {
-    pub const CONNECT: u8 = b'c';
-    pub const DISCONNECT: u8 = b'd';
-    pub const FILTER: u8 = b'f';
-    pub const UNFILTER: u8 = b'u';
-    pub const STOP: u8 = b's';
-
-    fn encode(&self) -> Vec<u8> {
-        let (op, arg) = match self {
-            Command::Connect(a) => (Self::CONNECT, *a),
-            Command::Disconnect(a) => (Self::DISCONNECT, *a),
-            Command::Filter(t) => (Self::FILTER, *t),
-            Command::Unfilter(t) => (Self::UNFILTER, *t),
-            Command::Stop => (Self::STOP, ""),
-        };
-        let mut out = Vec::with_capacity(1 + arg.len());
-        out.push(op);
-        out.extend_from_slice(arg.as_bytes());
-        out
-    }
 }
 
 pub(crate) struct Core {
@@ -158,14 +144,12 @@ pub(crate) struct Core {
     pub counters: Counters,
     /// Senders of dropped input, each named once in the log.
     pub offenders: Offenders,
-    /// An XPUB socket: it reports the topic filters subscribers set on it, so we know when a
-    /// subscriber's connection is complete and a message sent now reaches it.
-    publisher: Mutex<zmq::Socket>,
-    /// The filters (topic prefixes) some subscriber has on our publisher socket, as the
-    /// socket reported them: the first subscriber of a filter subscribes, the last one to
-    /// leave unsubscribes.
-    wire_filters: Mutex<HashSet<Vec<u8>>>,
-    control: Mutex<zmq::Socket>,
+    /// Our listening socket and the subscribers connected to it, with their filters: a
+    /// subscriber is reachable once its subscription arrived.
+    pub outbox: Mutex<Outbox>,
+    /// Commands for the receive thread, which `io_wake` wakes.
+    commands: Mutex<Vec<Command>>,
+    io_wake: UnixStream,
     state: Mutex<State>,
     /// Copy of `State::subs` for the receive thread, replaced on every (un)subscribe.
     routes: ArcSwap<HashMap<String, Arc<Vec<SubEntry>>>>,
@@ -182,8 +166,8 @@ impl Core {
         node_uuid: String,
         address: String,
         disc: DiscoverySockets,
-        publisher: zmq::Socket,
-        control: zmq::Socket,
+        outbox: Outbox,
+        io_wake: UnixStream,
         wake: UnixStream,
     ) -> Core {
         let prefix = crate::names::partition_prefix(&cfg.partition);
@@ -196,9 +180,9 @@ impl Core {
             disc,
             counters: Counters::default(),
             offenders: Offenders::default(),
-            publisher: Mutex::new(publisher),
-            wire_filters: Mutex::default(),
-            control: Mutex::new(control),
+            outbox: Mutex::new(outbox),
+            commands: Mutex::default(),
+            io_wake,
             state: Mutex::new(State {
                 next_id: 1,
                 ..State::default()
@@ -229,9 +213,18 @@ impl Core {
     }
 
     fn command(&self, cmd: Command) {
-        if let Err(e) = self.control.lock().send(cmd.encode(), 0) {
-            tracing::warn!(error = %e, "receive thread command not delivered");
+        let mut commands = self.commands.lock();
+        commands.push(cmd);
+        if commands.len() == 1 {
+            // The first one since the receive thread last looked: wake it (a full pipe means
+            // it is woken already).
+            let _ = (&self.io_wake).write(&[1]);
         }
+    }
+
+    /// The commands queued for the receive thread, oldest first.
+    pub fn take_commands(&self) -> Vec<Command> {
+        std::mem::take(&mut *self.commands.lock())
     }
 
     /// A message publisher record from this node (our process and node UUIDs): `address` and
@@ -313,52 +306,39 @@ impl Core {
             payload,
             type_name,
         };
-        // PUB never blocks: beyond the high-water mark a slow subscriber loses messages. The
-        // filters the socket reports are taken elsewhere (a receive here costs a syscall on
-        // every message): by the discovery thread and by whoever asks `has_subscribers`.
-        self.publisher.lock().send_multipart(msg.frames(), 0)?;
+        // Written to each subscriber's socket here, on the publishing thread; only what a
+        // socket does not take is left to the receive thread. Beyond the high-water mark a
+        // slow subscriber loses messages, as from a ZeroMQ PUB.
+        let published = self.outbox.lock().publish(&msg.frames());
+        if published.queued {
+            self.command(Command::Flush);
+        }
+        self.counters
+            .messages_not_sent
+            .fetch_add(published.dropped as u64, Ordering::Relaxed);
         bump(&self.counters.messages_published);
         Ok(())
     }
 
-    /// The publisher socket's file descriptor, readable when the socket has something to
-    /// process (ZeroMQ's edge-style `ZMQ_FD`): the discovery thread waits on it.
-    pub fn publisher_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.publisher.lock().get_fd().ok()
-    }
-
-    /// Take the subscription filters the publisher socket reported since last time; wakes
-    /// [`wait_for_subscribers`](Self::wait_for_subscribers) if they changed.
-    pub fn take_wire_filters(&self) {
-        let mut changed = false;
-        {
-            let socket = self.publisher.lock();
-            // Processes the socket's pending commands, which also re-arms its ZMQ_FD.
-            let _ = socket.get_events();
-            while let Ok(frame) = socket.recv_bytes(zmq::DONTWAIT) {
-                let mut filters = self.wire_filters.lock();
-                match frame.split_first() {
-                    Some((1, filter)) => changed |= filters.insert(filter.to_vec()),
-                    Some((0, filter)) => changed |= filters.remove(filter),
-                    _ => {}
-                }
-            }
-        }
-        if changed {
-            let _st = self.state.lock();
-            self.changed.notify_all();
-        }
+    /// The receive thread saw a subscriber subscribe, cancel or leave.
+    pub fn subscriptions_changed(&self) {
+        let _st = self.state.lock();
+        self.changed.notify_all();
     }
 
     /// True when a subscriber of `fqn` announced itself (NEW_CONNECTION) or is a subscription
-    /// of this node, and a matching filter reached our publisher socket: a message published
-    /// now gets to it. The announcement alone is not enough: ZeroMQ completes the
-    /// subscriber's connection in the background, and until its filter arrives the socket
-    /// sends into the void.
+    /// of this node, and its subscription reached our socket: a message published now gets
+    /// to it. The announcement alone is not enough: the subscriber connects and subscribes
+    /// after it, and until its subscription arrives nothing sent reaches it.
     pub fn has_subscribers(&self, fqn: &str) -> bool {
-        self.take_wire_filters();
         let st = self.state.lock();
         self.has_subscribers_locked(&st, fqn)
+    }
+
+    /// How many subscriptions to `fqn` reached our socket so far (see
+    /// [`Outbox::subscriptions`]).
+    pub fn subscriptions(&self, fqn: &str) -> u64 {
+        self.outbox.lock().subscriptions(fqn)
     }
 
     fn has_subscribers_locked(&self, st: &State, fqn: &str) -> bool {
@@ -370,13 +350,7 @@ impl Core {
                 .subs
                 .get(fqn)
                 .is_some_and(|s| s.iter().any(|e| e.accepts(&lp.type_name)));
-        // ZeroMQ filters are prefixes of the first frame, which is the topic.
-        announced
-            && self
-                .wire_filters
-                .lock()
-                .iter()
-                .any(|filter| fqn.as_bytes().starts_with(filter))
+        announced && self.outbox.lock().has_subscriber(fqn)
     }
 
     pub fn remote_subscriber_count(&self, fqn: &str) -> usize {
@@ -388,7 +362,6 @@ impl Core {
     }
 
     pub fn wait_for_subscribers(&self, fqn: &str, timeout: Duration) -> bool {
-        self.take_wire_filters();
         self.wait_until(timeout, |st| self.has_subscribers_locked(st, fqn))
     }
 
@@ -408,7 +381,7 @@ impl Core {
         *list = Arc::new(new_list);
         self.routes.store(Arc::new(st.subs.clone()));
         if first {
-            self.command(Command::Filter(fqn));
+            self.command(Command::Filter(fqn.to_owned()));
         }
         // Always ask: publishers answer SUBSCRIBE with ADVERTISE, so we learn about them now
         // instead of at their next heartbeat.
@@ -439,7 +412,7 @@ impl Core {
         }
         if kept.is_empty() {
             st.subs.remove(fqn);
-            self.command(Command::Unfilter(fqn));
+            self.command(Command::Unfilter(fqn.to_owned()));
         } else {
             *list = Arc::new(kept);
         }
@@ -923,12 +896,12 @@ impl Core {
             .cloned()
             .collect();
         for a in to_disconnect {
-            self.command(Command::Disconnect(&a));
+            self.command(Command::Disconnect(a.clone()));
             connected.remove(&a);
         }
         for a in to_connect {
             tracing::debug!(address = %a, "connecting");
-            self.command(Command::Connect(&a));
+            self.command(Command::Connect(a.clone()));
             connected.insert(a);
         }
     }
@@ -945,6 +918,7 @@ impl Core {
             decode_errors: get(&c.decode_errors),
             callback_panics: get(&c.callback_panics),
             messages_published: get(&c.messages_published),
+            messages_not_sent: get(&c.messages_not_sent),
             peers_expired: get(&c.peers_expired),
             subscribers_connected: get(&c.subscribers_connected),
         }
@@ -952,8 +926,8 @@ impl Core {
 }
 
 /// Whether `address` is one we may connect to: `tcp://host:port`, as gz-transport advertises,
-/// with nothing ZeroMQ or a C string chokes on (a NUL byte makes the zmq binding panic, which
-/// a hostile ADVERTISE would otherwise use to kill the receive thread).
+/// with nothing a C string or an address parser chokes on (a NUL byte once made the zmq
+/// binding panic, which a hostile ADVERTISE used to kill the receive thread).
 fn check_address(address: &str) -> Result<(), &'static str> {
     let rest = address
         .strip_prefix("tcp://")

@@ -22,7 +22,7 @@ pub enum Error {
     #[error("cannot bind the publisher socket to {endpoint} (is it an address of this host? set GZ_IP/IGN_IP): {source}")]
     Bind {
         endpoint: String,
-        source: zmq::Error,
+        source: std::io::Error,
     },
     #[error("cannot open discovery on {group}:{port}: {source}")]
     Discovery {
@@ -30,8 +30,6 @@ pub enum Error {
         port: u16,
         source: std::io::Error,
     },
-    #[error("zeromq: {0}")]
-    Zmq(#[from] zmq::Error),
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
     #[error("the transport node has shut down")]

@@ -318,7 +318,9 @@ fn malformed_frames_wrong_types_and_bad_payloads_are_counted_and_named_once() {
     assert_eq!(named("a data message"), 1, "{log}");
     assert_eq!(named("a message of the wrong type"), 1, "{log}");
     assert_eq!(named("a message"), 1, "{log}");
-    assert_eq!(lines_with("an unnamed publisher"), 1, "{log}");
+    // Named by the connection they came on, not by the address a frame claims (frames with
+    // no or an unreadable address are among them).
+    assert_eq!(lines_with("an unnamed publisher"), 0, "{log}");
 
     // A publisher advertising /states as another type is not connected to, and named once.
     let wrong = ctx.socket(zmq::PUB).unwrap();

@@ -61,6 +61,7 @@
 mod config;
 mod core;
 mod error;
+mod io;
 pub mod msgs;
 mod names;
 mod net;
@@ -69,6 +70,7 @@ mod offenders;
 pub mod text;
 mod threads;
 mod wire;
+mod zmtp;
 
 #[cfg(test)]
 mod fuzz_tests;

@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use crate::config::Config;
 use crate::core::{Callback, Core};
+use crate::io::{self, Outbox};
 use crate::msgs::{GzMessage, MsgsPrefix};
 use crate::net::DiscoverySockets;
 use crate::threads;
 use crate::Error;
 
-/// How long (ms) closing the PUB socket may wait to flush queued messages.
-const PUB_LINGER_MS: i32 = 200;
+/// How long a stopping node may take to write what its subscribers' sockets still queue.
+const PUB_LINGER: Duration = Duration::from_millis(200);
 
 /// Options of a [`Node`]; every `None` falls back to the environment as gz-transport does.
 #[derive(Clone, Debug, Default)]
@@ -111,6 +112,8 @@ pub struct TransportStats {
     /// Callbacks that panicked (the panic is caught; the transport keeps running).
     pub callback_panics: u64,
     pub messages_published: u64,
+    /// Messages not sent to a subscriber whose queue was full (its high-water mark).
+    pub messages_not_sent: u64,
     /// Peers forgotten after [`SILENCE_INTERVAL`](Node::SILENCE_INTERVAL) without a datagram.
     pub peers_expired: u64,
     /// Remote subscribers that connected to one of this node's topics (NEW_CONNECTION from a
@@ -136,41 +139,14 @@ impl Node {
     /// A node from a resolved configuration (tests use it to give a node a discovery port of
     /// its own without touching the process environment).
     pub(crate) fn with_config(cfg: Config) -> Result<Node, Error> {
-        let ctx = zmq::Context::new();
-
-        // XPUB rather than PUB: the same to subscribers, but it reports their filters, which is
-        // how `has_subscribers` knows a subscriber's connection is complete.
-        let publisher = ctx.socket(zmq::XPUB)?;
-        publisher.set_sndhwm(cfg.sndhwm)?;
-        // Messages published just before the node is dropped still get out (a one-shot
-        // `gz-topic -p` depends on it), but a stuck peer cannot hold up shutdown for long.
-        publisher.set_linger(PUB_LINGER_MS)?;
-        publisher.set_tcp_keepalive(1)?;
-        let endpoint = format!("tcp://{}:*", cfg.host_ip);
-        publisher.bind(&endpoint).map_err(|source| Error::Bind {
-            endpoint: endpoint.clone(),
-            source,
-        })?;
-        let address = publisher.get_last_endpoint()?.map_err(|_| Error::Bind {
-            endpoint,
-            source: zmq::Error::EINVAL,
-        })?;
-
-        let sub = ctx.socket(zmq::SUB)?;
-        sub.set_rcvhwm(cfg.rcvhwm)?;
-        sub.set_linger(0)?;
-        sub.set_tcp_keepalive(1)?;
+        let (outbox, address) = Outbox::bind(cfg.host_ip, usize::try_from(cfg.sndhwm).unwrap_or(0))
+            .map_err(|source| Error::Bind {
+                endpoint: format!("tcp://{}:*", cfg.host_ip),
+                source,
+            })?;
 
         let process_uuid = uuid::Uuid::new_v4().to_string();
         let node_uuid = uuid::Uuid::new_v4().to_string();
-        let control_endpoint = format!("inproc://gz-transport-control-{node_uuid}");
-        let control_rx = ctx.socket(zmq::PAIR)?;
-        control_rx.set_rcvhwm(0)?;
-        control_rx.bind(&control_endpoint)?;
-        let control_tx = ctx.socket(zmq::PAIR)?;
-        control_tx.set_sndhwm(0)?;
-        control_tx.set_linger(0)?;
-        control_tx.connect(&control_endpoint)?;
 
         let disc = DiscoverySockets::open(cfg.multicast_group, cfg.msg_port, &cfg.interfaces)
             .map_err(|source| Error::Discovery {
@@ -182,6 +158,9 @@ impl Node {
         let (wake_tx, wake_rx) = UnixStream::pair()?;
         wake_rx.set_nonblocking(true)?;
         wake_tx.set_nonblocking(true)?;
+        let (io_wake_tx, io_wake_rx) = UnixStream::pair()?;
+        io_wake_rx.set_nonblocking(true)?;
+        io_wake_tx.set_nonblocking(true)?;
 
         tracing::debug!(partition = %cfg.partition, %address, %process_uuid, "gz-transport node started");
         let core = Arc::new(Core::new(
@@ -190,8 +169,8 @@ impl Node {
             node_uuid,
             address,
             disc,
-            publisher,
-            control_tx,
+            outbox,
+            io_wake_tx,
             wake_tx,
         ));
         let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
@@ -200,7 +179,7 @@ impl Node {
         let c = core.clone();
         let receive = spawn(
             "gz-receive",
-            Box::new(move || threads::receive_loop(c, sub, control_rx)),
+            Box::new(move || io::receive_loop(c, io_wake_rx, PUB_LINGER)),
         )?;
         let c = core.clone();
         let discovery = match spawn(
@@ -423,6 +402,11 @@ impl<M: GzMessage> Publisher<M> {
     pub fn subscriber_count(&self) -> usize {
         self.raw.subscriber_count()
     }
+    /// How many subscriptions to this topic have reached our socket so far: it changes when
+    /// a subscriber (a restarted simulator, a second listener) can first be reached.
+    pub fn subscriptions(&self) -> u64 {
+        self.raw.subscriptions()
+    }
     /// The untyped publisher underneath (e.g. to send pre-encoded payloads).
     pub fn raw(&self) -> &RawPublisher {
         &self.raw
@@ -463,6 +447,10 @@ impl RawPublisher {
     /// Block until [`has_subscribers`](Self::has_subscribers) or `timeout`; true if it holds.
     pub fn wait_for_subscribers(&self, timeout: Duration) -> bool {
         self.handle.core.wait_for_subscribers(&self.fqn, timeout)
+    }
+    /// See [`Publisher::subscriptions`].
+    pub fn subscriptions(&self) -> u64 {
+        self.handle.core.subscriptions(&self.fqn)
     }
 }
 

@@ -265,10 +265,16 @@ impl<'a> DataMessage<'a> {
     }
 
     /// Parse received frames; the payload may be empty (a message with all-default fields).
-    pub fn decode(frames: &'a [Vec<u8>]) -> Result<DataMessage<'a>, WireError> {
+    pub fn decode<F: AsRef<[u8]>>(frames: &'a [F]) -> Result<DataMessage<'a>, WireError> {
         let [topic, address, payload, type_name] = frames else {
             return Err(WireError::FrameCount(frames.len()));
         };
+        let (topic, address, payload, type_name) = (
+            topic.as_ref(),
+            address.as_ref(),
+            payload.as_ref(),
+            type_name.as_ref(),
+        );
         let text = |bytes: &'a [u8], name: &'static str| -> Result<&'a str, WireError> {
             let s = std::str::from_utf8(bytes).map_err(|_| WireError::NotUtf8(name))?;
             if s.is_empty() {

@@ -1,0 +1,951 @@
+//! The data plane: gz-transport's PUB/SUB over TCP, spoken with ZMTP 3.0 ([`crate::zmtp`]) on
+//! sockets of our own, all driven by the receive thread with `poll(2)`.
+//!
+//! * [`Outbox`] (shared, any thread publishes): the node's listening socket and one
+//!   [`SubscriberLink`] per remote subscriber that connected to it, each with the topic
+//!   prefixes it subscribed to. A publication is written straight to each matching link's
+//!   socket from the publishing thread; only what the socket does not take is queued (up to
+//!   the high-water mark, beyond which messages are dropped, as a ZeroMQ PUB does) and written
+//!   by the receive thread when the socket drains.
+//! * [`Inbox`] (the receive thread's alone): one [`PublisherLink`] per remote publisher we
+//!   take data from, connected, greeted, subscribed to our topics and read as it comes;
+//!   reconnected while wanted, disconnected after a grace.
+//!
+//! Why not libzmq: its I/O thread sits between the socket and the receive thread, which cost
+//! one more wake-up per received message (two threads woken instead of one), and the build
+//! libzmq came with had TCP keepalive compiled out. Here the thread that reads a message runs
+//! its callbacks, and every connection has TCP keepalive and no Nagle delay.
+//!
+//! Interoperability: libzmq 4.x peers (Gazebo Harmonic's gz-transport 13, Fortress's ign-
+//! transport 11) greet as ZMTP 3.1 and speak 3.0 to us, since we greet as 3.0. Only the NULL
+//! security mechanism is spoken: a Gazebo with GZ_TRANSPORT_USERNAME/PASSWORD set (PLAIN) is
+//! refused, naming the mechanism.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
+
+use crate::core::{bump, Command, Core};
+use crate::wire::DataMessage;
+use crate::zmtp::{self, ZmtpError, GREETING_LEN};
+
+/// How long a connection to a publisher outlives the discovery that made us open it. A
+/// publisher often sends its last messages just before UNADVERTISE/BYE; closing at once would
+/// throw away what is still in flight.
+const DISCONNECT_GRACE: Duration = Duration::from_secs(2);
+/// How long after a failed or lost connection to a wanted publisher we try again (libzmq's
+/// default reconnect interval).
+const RECONNECT_INTERVAL: Duration = Duration::from_millis(100);
+/// TCP keepalive of every connection: a peer behind a dead link (a host that went away
+/// without closing its sockets) is found after 10 s idle plus 5 unanswered probes 2 s apart.
+/// libzmq's default (the system's: two hours) never found one in practice.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
+const KEEPALIVE_PROBES: u32 = 5;
+/// What one read takes at most, and the receive buffer's initial size.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Makes a fresh TCP socket fit for ZMTP: non-blocking, no Nagle delay, keepalive on.
+fn tune(socket: SockRef<'_>) -> io::Result<()> {
+    socket.set_nonblocking(true)?;
+    socket.set_nodelay(true)?;
+    socket.set_tcp_keepalive(
+        &TcpKeepalive::new()
+            .with_time(KEEPALIVE_IDLE)
+            .with_interval(KEEPALIVE_INTERVAL)
+            .with_retries(KEEPALIVE_PROBES),
+    )
+}
+
+/// Bytes received and not yet taken: `buffer[start..end]`. Reads go to the end; decoding takes
+/// from the start; the two meet again at zero when everything was taken.
+struct ReceiveBuffer {
+    buffer: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl ReceiveBuffer {
+    fn new() -> Self {
+        ReceiveBuffer {
+            buffer: vec![0; READ_CHUNK],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    fn data(&self) -> &[u8] {
+        &self.buffer[self.start..self.end]
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.start += n;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+    }
+
+    /// Reads what `stream` has (until it would block, at most a few chunks, so that one busy
+    /// peer does not starve the others); `Ok(false)` once the peer closed.
+    fn fill(&mut self, stream: &mut TcpStream) -> io::Result<bool> {
+        for _ in 0..4 {
+            if self.end == self.buffer.len() {
+                if self.start > 0 {
+                    self.buffer.copy_within(self.start..self.end, 0);
+                    self.end -= self.start;
+                    self.start = 0;
+                } else {
+                    // A message larger than the buffer: grow it.
+                    self.buffer.resize(self.buffer.len() * 2, 0);
+                }
+            }
+            match stream.read(&mut self.buffer[self.end..]) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    self.end += n;
+                    if self.end < self.buffer.len() {
+                        return Ok(true); // the socket had no more
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Bytes to send that the socket did not take yet, and how many messages they hold.
+#[derive(Default)]
+struct SendQueue {
+    bytes: Vec<u8>,
+    start: usize,
+    messages: usize,
+}
+
+impl SendQueue {
+    fn is_empty(&self) -> bool {
+        self.start == self.bytes.len()
+    }
+
+    /// Writes what the socket takes; `Ok(true)` once everything went.
+    fn flush(&mut self, stream: &mut TcpStream) -> io::Result<bool> {
+        while !self.is_empty() {
+            match stream.write(&self.bytes[self.start..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.start += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.bytes.clear();
+        self.start = 0;
+        self.messages = 0;
+        Ok(true)
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+        self.messages += 1;
+    }
+}
+
+/// Where a connection's handshake is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Handshake {
+    /// Waiting for the peer's greeting.
+    Greeting,
+    /// Greeted; waiting for the peer's READY.
+    Ready,
+    /// Both READY: messages flow.
+    Done,
+}
+
+/// Takes the peer's greeting and commands off `buffer` until data messages start or the
+/// buffer runs dry; answers PINGs into `reply`. `Err` closes the connection.
+fn handshake(
+    state: &mut Handshake,
+    buffer: &mut ReceiveBuffer,
+    ours: &'static str,
+    reply: &mut Vec<u8>,
+) -> Result<(), ZmtpError> {
+    if *state == Handshake::Greeting {
+        let Some(greeting) = buffer.data().get(..GREETING_LEN) else {
+            // A greeting starts with 0xFF: anything else is refused at its first byte.
+            if buffer.data().first().is_some_and(|&b| b != 0xFF) {
+                return Err(ZmtpError::NotZmtp);
+            }
+            return Ok(());
+        };
+        zmtp::check_greeting(greeting.try_into().expect("64 bytes"))?;
+        buffer.consume(GREETING_LEN);
+        *state = Handshake::Ready;
+    }
+    while *state == Handshake::Ready {
+        let Some((frame, len)) = zmtp::decode_frame(buffer.data())? else {
+            return Ok(());
+        };
+        if !frame.command {
+            return Err(ZmtpError::Command(
+                "a message before the peer's READY".into(),
+            ));
+        }
+        match zmtp::decode_command(frame.body)? {
+            zmtp::Command::Ready { socket_type } => {
+                if !zmtp::compatible(ours, &socket_type) {
+                    return Err(ZmtpError::SocketType {
+                        ours,
+                        theirs: socket_type,
+                    });
+                }
+                *state = Handshake::Done;
+            }
+            zmtp::Command::Error(why) => return Err(ZmtpError::Peer(why)),
+            zmtp::Command::Ping { context } => zmtp::encode_pong(reply, context),
+            other => {
+                return Err(ZmtpError::Command(format!(
+                    "{other:?} before the peer's READY"
+                )))
+            }
+        }
+        buffer.consume(len);
+    }
+    Ok(())
+}
+
+// ---- publishing: remote subscribers of ours ------------------------------------------------
+
+/// A remote subscriber connected to our listening socket.
+pub(crate) struct SubscriberLink {
+    stream: TcpStream,
+    peer: SocketAddr,
+    handshake: Handshake,
+    received: ReceiveBuffer,
+    queue: SendQueue,
+    /// The topic prefixes it subscribed to (a ZeroMQ filter matches a prefix of the topic).
+    filters: Vec<Vec<u8>>,
+}
+
+impl SubscriberLink {
+    fn accepts(&self, topic: &[u8]) -> bool {
+        self.handshake == Handshake::Done
+            && self.filters.iter().any(|filter| topic.starts_with(filter))
+    }
+}
+
+/// The publishing side of a node, shared by every thread that publishes and the receive
+/// thread.
+pub(crate) struct Outbox {
+    listener: TcpListener,
+    links: Vec<SubscriberLink>,
+    /// Per filter, how many times a subscriber subscribed with it: a connection completed.
+    subscriptions: HashMap<Vec<u8>, u64>,
+    /// Messages a link may hold queued before newer ones are dropped.
+    hwm: usize,
+    /// Reused encoding of the message being published.
+    scratch: Vec<u8>,
+}
+
+/// What a publication did.
+pub(crate) struct Published {
+    /// Links that matched.
+    pub sent: usize,
+    /// Links whose queue was full: the message was dropped for them.
+    pub dropped: usize,
+    /// A link holds bytes the receive thread must write once its socket drains.
+    pub queued: bool,
+}
+
+impl Outbox {
+    /// A listening socket on `host`'s ephemeral port; its `tcp://host:port` address.
+    pub fn bind(host: std::net::Ipv4Addr, hwm: usize) -> io::Result<(Outbox, String)> {
+        let listener = TcpListener::bind((host, 0))?;
+        listener.set_nonblocking(true)?;
+        let address = format!("tcp://{}", listener.local_addr()?);
+        Ok((
+            Outbox {
+                listener,
+                links: Vec::new(),
+                subscriptions: HashMap::new(),
+                hwm: hwm.max(1),
+                scratch: Vec::new(),
+            },
+            address,
+        ))
+    }
+
+    /// Sends `frames` (topic first) to every subscriber whose filter matches the topic.
+    pub fn publish(&mut self, frames: &[&[u8]]) -> Published {
+        let topic = frames[0];
+        let mut published = Published {
+            sent: 0,
+            dropped: 0,
+            queued: false,
+        };
+        if !self.links.iter().any(|link| link.accepts(topic)) {
+            return published;
+        }
+        self.scratch.clear();
+        zmtp::encode_message(&mut self.scratch, frames);
+        for link in self.links.iter_mut().filter(|link| link.accepts(topic)) {
+            if link.queue.messages >= self.hwm {
+                published.dropped += 1;
+                continue;
+            }
+            published.sent += 1;
+            let was_empty = link.queue.is_empty();
+            link.queue.push(&self.scratch);
+            // A broken link is found and closed by the receive thread (it reads EOF or an
+            // error there); here it only keeps its queue.
+            let drained = link.queue.flush(&mut link.stream).unwrap_or(false);
+            published.queued |= was_empty && !drained;
+        }
+        published
+    }
+
+    /// Whether a subscriber subscribed with a filter matching `fqn`.
+    pub fn has_subscriber(&self, fqn: &str) -> bool {
+        self.links.iter().any(|link| link.accepts(fqn.as_bytes()))
+    }
+
+    /// How many subscriptions matching `fqn` reached us so far (each a subscriber whose
+    /// connection completed): it changes when a (re)started subscriber can first be reached.
+    pub fn subscriptions(&self, fqn: &str) -> u64 {
+        self.subscriptions
+            .iter()
+            .filter(|(filter, _)| fqn.as_bytes().starts_with(filter))
+            .map(|(_, count)| count)
+            .sum()
+    }
+
+    /// Accepts every pending connection; greets each.
+    fn accept(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, peer)) => {
+                    if let Err(e) = tune(SockRef::from(&stream)) {
+                        tracing::debug!(%peer, error = %e, "subscriber connection refused");
+                        continue;
+                    }
+                    let mut link = SubscriberLink {
+                        stream,
+                        peer,
+                        handshake: Handshake::Greeting,
+                        received: ReceiveBuffer::new(),
+                        queue: SendQueue::default(),
+                        filters: Vec::new(),
+                    };
+                    link.queue.bytes.extend_from_slice(&zmtp::greeting());
+                    zmtp::encode_ready(&mut link.queue.bytes, "PUB");
+                    let _ = link.queue.flush(&mut link.stream);
+                    self.links.push(link);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::debug!(error = %e, "accept failed");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Reads what link `index` sent (its greeting, READY, subscriptions) and writes what it
+    /// has queued; false if the link is closed and must go. `changed` is set when its
+    /// subscriptions changed.
+    fn service(&mut self, index: usize, readable: bool, core: &Core, changed: &mut bool) -> bool {
+        let mut subscribed = Vec::new();
+        let alive = Self::service_link(&mut self.links[index], readable, core, &mut subscribed);
+        for prefix in subscribed {
+            *self.subscriptions.entry(prefix).or_default() += 1;
+            *changed = true;
+        }
+        alive
+    }
+
+    /// [`service`](Self::service) of one link; the prefixes it newly subscribed to go to
+    /// `subscribed`.
+    fn service_link(
+        link: &mut SubscriberLink,
+        readable: bool,
+        core: &Core,
+        subscribed: &mut Vec<Vec<u8>>,
+    ) -> bool {
+        if readable {
+            match link.received.fill(&mut link.stream) {
+                Ok(true) => {}
+                Ok(false) | Err(_) => return false,
+            }
+            let mut reply = Vec::new();
+            if let Err(e) = handshake(&mut link.handshake, &mut link.received, "PUB", &mut reply) {
+                core.offenders.dropped(
+                    &format!("subscriber {}", link.peer),
+                    "a ZMTP connection",
+                    &e,
+                );
+                return false;
+            }
+            while link.handshake == Handshake::Done {
+                let frame = match zmtp::decode_frame(link.received.data()) {
+                    Ok(Some(frame)) => frame,
+                    Ok(None) => break,
+                    Err(e) => {
+                        core.offenders.dropped(
+                            &format!("subscriber {}", link.peer),
+                            "a ZMTP frame",
+                            &e,
+                        );
+                        return false;
+                    }
+                };
+                let (frame, len) = frame;
+                let subscription = if frame.command {
+                    match zmtp::decode_command(frame.body) {
+                        Ok(zmtp::Command::Subscription { prefix, subscribe }) => {
+                            Some((prefix.to_vec(), subscribe))
+                        }
+                        Ok(zmtp::Command::Ping { context }) => {
+                            zmtp::encode_pong(&mut reply, context);
+                            None
+                        }
+                        Ok(zmtp::Command::Error(why)) => {
+                            tracing::debug!(peer = %link.peer, %why, "subscriber gave up");
+                            return false;
+                        }
+                        _ => None,
+                    }
+                } else {
+                    // ZMTP 3.0: a one-frame message, 1 + prefix subscribes, 0 + prefix cancels.
+                    match frame.body.split_first() {
+                        Some((&kind @ (0 | 1), prefix)) if !frame.more => {
+                            Some((prefix.to_vec(), kind == 1))
+                        }
+                        _ => None,
+                    }
+                };
+                link.received.consume(len);
+                match subscription {
+                    Some((prefix, true)) => {
+                        if !link.filters.contains(&prefix) {
+                            link.filters.push(prefix.clone());
+                            subscribed.push(prefix);
+                        }
+                    }
+                    Some((prefix, false)) => link.filters.retain(|filter| *filter != prefix),
+                    None => {}
+                }
+            }
+            if !reply.is_empty() {
+                link.queue.bytes.extend_from_slice(&reply);
+            }
+        }
+        link.queue.flush(&mut link.stream).is_ok()
+    }
+
+    /// Writes the queues until they are empty or `deadline` (a stopping node's last
+    /// publications).
+    fn drain(&mut self, deadline: Instant) {
+        while Instant::now() < deadline {
+            let mut fds: Vec<libc::pollfd> = Vec::new();
+            for link in &mut self.links {
+                if matches!(link.queue.flush(&mut link.stream), Ok(false)) {
+                    fds.push(pollfd(link.stream.as_raw_fd(), libc::POLLOUT));
+                }
+            }
+            if fds.is_empty() {
+                return;
+            }
+            poll(
+                &mut fds,
+                Some(deadline.saturating_duration_since(Instant::now())),
+            );
+        }
+    }
+}
+
+// ---- receiving: remote publishers we take data from ----------------------------------------
+
+/// A remote publisher's address and our connection to it.
+struct PublisherLink {
+    address: String,
+    connection: Option<Connection>,
+    /// When to try again after a failed or lost connection.
+    retry_at: Option<Instant>,
+    /// Set when discovery no longer wants it: closed at this instant unless wanted again.
+    close_at: Option<Instant>,
+}
+
+struct Connection {
+    stream: TcpStream,
+    /// The non-blocking connect has completed.
+    connected: bool,
+    handshake: Handshake,
+    received: ReceiveBuffer,
+    queue: SendQueue,
+}
+
+/// The receiving side of a node: the receive thread's alone.
+pub(crate) struct Inbox {
+    links: Vec<PublisherLink>,
+    /// The topics we subscribe to (each a ZeroMQ filter sent to every publisher).
+    filters: Vec<Vec<u8>>,
+}
+
+impl Inbox {
+    pub fn new() -> Self {
+        Inbox {
+            links: Vec::new(),
+            filters: Vec::new(),
+        }
+    }
+
+    fn apply(&mut self, command: Command, now: Instant) {
+        match command {
+            Command::Connect(address) => {
+                match self.links.iter_mut().find(|link| link.address == address) {
+                    // Still connected: the delayed disconnect is simply cancelled.
+                    Some(link) => link.close_at = None,
+                    None => self.links.push(PublisherLink {
+                        address,
+                        connection: None,
+                        retry_at: Some(now),
+                        close_at: None,
+                    }),
+                }
+            }
+            Command::Disconnect(address) => {
+                if let Some(link) = self.links.iter_mut().find(|link| link.address == address) {
+                    link.close_at.get_or_insert(now + DISCONNECT_GRACE);
+                }
+            }
+            Command::Filter(topic) => {
+                let filter = topic.into_bytes();
+                if !self.filters.contains(&filter) {
+                    self.send_to_all(&filter, true);
+                    self.filters.push(filter);
+                }
+            }
+            Command::Unfilter(topic) => {
+                let filter = topic.into_bytes();
+                if self.filters.contains(&filter) {
+                    self.filters.retain(|f| *f != filter);
+                    self.send_to_all(&filter, false);
+                }
+            }
+            Command::Flush | Command::Stop => {}
+        }
+    }
+
+    fn send_to_all(&mut self, filter: &[u8], subscribe: bool) {
+        for connection in self.links.iter_mut().filter_map(|l| l.connection.as_mut()) {
+            if connection.handshake == Handshake::Done {
+                zmtp::encode_subscription(&mut connection.queue.bytes, filter, subscribe);
+                let _ = connection.queue.flush(&mut connection.stream);
+            }
+        }
+    }
+
+    /// Opens the connections whose retry came, closes the ones whose grace ended.
+    fn maintain(&mut self, now: Instant, core: &Core) {
+        self.links
+            .retain(|link| link.close_at.is_none_or(|at| now < at));
+        for link in &mut self.links {
+            if link.connection.is_some() || link.retry_at.is_none_or(|at| now < at) {
+                continue;
+            }
+            link.retry_at = None;
+            match connect(&link.address) {
+                Ok(stream) => {
+                    let mut queue = SendQueue::default();
+                    queue.bytes.extend_from_slice(&zmtp::greeting());
+                    zmtp::encode_ready(&mut queue.bytes, "SUB");
+                    link.connection = Some(Connection {
+                        stream,
+                        connected: false,
+                        handshake: Handshake::Greeting,
+                        received: ReceiveBuffer::new(),
+                        queue,
+                    });
+                }
+                Err(e) => {
+                    core.offenders.dropped(&link.address, "a connection", &e);
+                    link.retry_at = Some(now + RECONNECT_INTERVAL);
+                }
+            }
+        }
+    }
+
+    /// The next instant [`maintain`](Self::maintain) has work.
+    fn next_deadline(&self) -> Option<Instant> {
+        self.links
+            .iter()
+            .flat_map(|link| [link.retry_at, link.close_at])
+            .flatten()
+            .min()
+    }
+
+    /// Services link `index` after `poll` said `events`: completes its connect, greets,
+    /// reads and delivers its messages. A failure drops the connection and schedules a retry.
+    fn service(&mut self, index: usize, events: libc::c_short, core: &Core) {
+        let filters = &self.filters;
+        let link = &mut self.links[index];
+        let Some(connection) = link.connection.as_mut() else {
+            return;
+        };
+        let result = service_connection(connection, events, filters, core, &link.address);
+        if let Err(why) = result {
+            if let Some(why) = why {
+                core.offenders
+                    .dropped(&link.address, "a ZMTP connection", &why);
+            }
+            let _ = connection.stream.shutdown(Shutdown::Both);
+            link.connection = None;
+            link.retry_at = Some(Instant::now() + RECONNECT_INTERVAL);
+        }
+    }
+}
+
+/// A non-blocking connect to `tcp://host:port`.
+fn connect(address: &str) -> io::Result<TcpStream> {
+    let target = address
+        .strip_prefix("tcp://")
+        .unwrap_or(address)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
+    let socket = Socket::new(Domain::for_address(target), Type::STREAM, None)?;
+    tune(SockRef::from(&socket))?;
+    match socket.connect(&target.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(socket.into())
+}
+
+/// `Err(Some(why))`: the peer broke the protocol; `Err(None)`: the connection ended.
+fn service_connection(
+    connection: &mut Connection,
+    events: libc::c_short,
+    filters: &[Vec<u8>],
+    core: &Core,
+    address: &str,
+) -> Result<(), Option<String>> {
+    if !connection.connected {
+        if events & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) == 0 {
+            return Ok(());
+        }
+        if let Some(e) = connection.stream.take_error().ok().flatten() {
+            tracing::debug!(%address, error = %e, "connect failed");
+            return Err(None);
+        }
+        connection.connected = true;
+    }
+    if events & libc::POLLIN != 0 || events & (libc::POLLERR | libc::POLLHUP) != 0 {
+        match connection.received.fill(&mut connection.stream) {
+            Ok(true) => {}
+            Ok(false) | Err(_) => {
+                deliver_all(connection, core, address).map_err(Some)?;
+                return Err(None);
+            }
+        }
+        let was_done = connection.handshake == Handshake::Done;
+        let mut reply = Vec::new();
+        handshake(
+            &mut connection.handshake,
+            &mut connection.received,
+            "SUB",
+            &mut reply,
+        )
+        .map_err(|e| Some(e.to_string()))?;
+        connection.queue.bytes.extend_from_slice(&reply);
+        if !was_done && connection.handshake == Handshake::Done {
+            // Subscribed once the publisher is READY, as a libzmq SUB does.
+            for filter in filters {
+                zmtp::encode_subscription(&mut connection.queue.bytes, filter, true);
+            }
+        }
+        deliver_all(connection, core, address).map_err(Some)?;
+    }
+    connection
+        .queue
+        .flush(&mut connection.stream)
+        .map_err(|_| None)?;
+    Ok(())
+}
+
+/// Delivers every complete message in the connection's buffer, answers its PINGs.
+fn deliver_all(connection: &mut Connection, core: &Core, address: &str) -> Result<(), String> {
+    if connection.handshake != Handshake::Done {
+        return Ok(());
+    }
+    loop {
+        // gz-transport's messages have four frames; more are counted, not kept.
+        let mut frames: [&[u8]; 4] = [&[]; 4];
+        let mut count = 0;
+        let data = connection.received.data();
+        let mut at = 0;
+        let complete = loop {
+            let Some((frame, len)) = zmtp::decode_frame(&data[at..]).map_err(|e| e.to_string())?
+            else {
+                break false;
+            };
+            at += len;
+            if frame.command {
+                if let zmtp::Command::Ping { context } =
+                    zmtp::decode_command(frame.body).map_err(|e| e.to_string())?
+                {
+                    zmtp::encode_pong(&mut connection.queue.bytes, context);
+                }
+                if count == 0 {
+                    break true; // a command between messages: taken on its own
+                }
+                return Err("a command inside a multipart message".into());
+            }
+            if let Some(slot) = frames.get_mut(count) {
+                *slot = frame.body;
+            }
+            count += 1;
+            if !frame.more {
+                break true;
+            }
+        };
+        if !complete {
+            return Ok(());
+        }
+        if count > 0 {
+            deliver(core, &frames[..count.min(4)], count, address);
+        }
+        connection.received.consume(at);
+    }
+}
+
+/// Hands one received message (`count` frames, the first four in `frames`) to the
+/// subscriptions of its topic.
+fn deliver(core: &Core, frames: &[&[u8]], count: usize, sender: &str) {
+    let decoded = if count == frames.len() {
+        DataMessage::decode(frames)
+    } else {
+        Err(crate::wire::WireError::FrameCount(count))
+    };
+    let msg = match decoded {
+        Ok(m) => m,
+        Err(e) => {
+            bump(&core.counters.messages_dropped);
+            core.offenders.dropped(sender, "a data message", &e);
+            return;
+        }
+    };
+    // A ZeroMQ filter is a prefix match: `/x` also lets `/x2` through. Exact topics only.
+    let Some(entries) = core.subscribers_of(msg.topic) else {
+        return;
+    };
+    bump(&core.counters.messages_received);
+    let info = core.message_info(&msg);
+    for entry in entries.iter() {
+        if !entry.accepts(msg.type_name) {
+            bump(&core.counters.type_mismatches);
+            let why = format!(
+                "type {} on {}, subscribed as another type",
+                msg.type_name, info.topic
+            );
+            core.offenders
+                .dropped(msg.address, "a message of the wrong type", &why);
+            continue;
+        }
+        let mut callback = entry.callback.lock();
+        match catch_unwind(AssertUnwindSafe(|| (*callback)(msg.payload, &info))) {
+            Ok(true) => {}
+            Ok(false) => {
+                bump(&core.counters.decode_errors);
+                let why = format!(
+                    "the payload on {} does not decode as {}",
+                    info.topic, msg.type_name
+                );
+                core.offenders.dropped(msg.address, "a message", &why);
+            }
+            Err(_) => {
+                bump(&core.counters.callback_panics);
+                tracing::error!(topic = %info.topic, "subscription callback panicked");
+            }
+        }
+    }
+}
+
+// ---- the receive thread ----------------------------------------------------------------------
+
+fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    }
+}
+
+/// `poll(2)` on `fds` for at most `timeout` (`None`: no limit); EINTR is a return.
+fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) {
+    let ms = timeout.map_or(-1, |t| {
+        // Rounded up: a deadline is never woken for early.
+        i32::try_from(t.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
+    });
+    // SAFETY: `fds` is a valid, exclusively borrowed array of pollfd.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+}
+
+/// What the receive thread watches, by position in its poll set.
+enum Watched {
+    Wake,
+    Listener,
+    Subscriber(usize),
+    Publisher(usize),
+}
+
+/// The receive thread: runs until a `Stop` command, then writes what publishers still queue
+/// (for at most `linger`).
+pub(crate) fn receive_loop(core: Arc<Core>, mut wake: UnixStream, linger: Duration) {
+    let mut inbox = Inbox::new();
+    let mut fds: Vec<libc::pollfd> = Vec::new();
+    let mut watched: Vec<Watched> = Vec::new();
+    loop {
+        let now = Instant::now();
+        for command in core.take_commands() {
+            if matches!(command, Command::Stop) {
+                core.outbox.lock().drain(Instant::now() + linger);
+                return;
+            }
+            inbox.apply(command, now);
+        }
+        inbox.maintain(now, &core);
+
+        fds.clear();
+        watched.clear();
+        fds.push(pollfd(wake.as_raw_fd(), libc::POLLIN));
+        watched.push(Watched::Wake);
+        {
+            let outbox = core.outbox.lock();
+            fds.push(pollfd(outbox.listener.as_raw_fd(), libc::POLLIN));
+            watched.push(Watched::Listener);
+            for (k, link) in outbox.links.iter().enumerate() {
+                let out = if link.queue.is_empty() {
+                    0
+                } else {
+                    libc::POLLOUT
+                };
+                fds.push(pollfd(link.stream.as_raw_fd(), libc::POLLIN | out));
+                watched.push(Watched::Subscriber(k));
+            }
+        }
+        for (k, link) in inbox.links.iter().enumerate() {
+            if let Some(connection) = &link.connection {
+                let out = if !connection.connected || !connection.queue.is_empty() {
+                    libc::POLLOUT
+                } else {
+                    0
+                };
+                fds.push(pollfd(connection.stream.as_raw_fd(), libc::POLLIN | out));
+                watched.push(Watched::Publisher(k));
+            }
+        }
+        let timeout = inbox
+            .next_deadline()
+            .map(|at| at.saturating_duration_since(Instant::now()));
+        poll(&mut fds, timeout);
+
+        // Data first: what publishers sent is delivered before anything else changes.
+        for (fd, what) in fds.iter().zip(&watched) {
+            if let (Watched::Publisher(k), events) = (what, fd.revents) {
+                if events != 0 {
+                    inbox.service(*k, events, &core);
+                }
+            }
+        }
+        let mut subscriptions_changed = false;
+        {
+            let mut outbox = core.outbox.lock();
+            let mut keep = vec![true; outbox.links.len()];
+            let mut accept = false;
+            for (fd, what) in fds.iter().zip(&watched) {
+                match what {
+                    Watched::Subscriber(k) if fd.revents != 0 => {
+                        let readable =
+                            fd.revents & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0;
+                        keep[*k] = outbox.service(*k, readable, &core, &mut subscriptions_changed);
+                    }
+                    Watched::Listener => accept = fd.revents != 0,
+                    _ => {}
+                }
+            }
+            let mut kept = keep.iter();
+            outbox.links.retain(|_| *kept.next().unwrap_or(&true));
+            subscriptions_changed |= keep.contains(&false);
+            if accept {
+                outbox.accept();
+            }
+        }
+        if subscriptions_changed {
+            core.subscriptions_changed();
+        }
+        if fds[0].revents != 0 {
+            let _ = wake.read(&mut [0u8; 64]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_receive_buffer_compacts_and_grows_for_a_large_message() {
+        let (mut a, b) = {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let a = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            (listener.accept().unwrap().0, a)
+        };
+        let mut b = b;
+        a.set_nonblocking(true).unwrap();
+        let mut buffer = ReceiveBuffer::new();
+        let big = vec![9u8; 3 * READ_CHUNK + 5];
+        b.write_all(&big).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while buffer.data().len() < big.len() && Instant::now() < deadline {
+            assert!(buffer.fill(&mut a).unwrap());
+        }
+        assert_eq!(buffer.data(), &big[..]);
+        buffer.consume(big.len() - 1);
+        assert_eq!(buffer.data(), &[9]);
+        buffer.consume(1);
+        assert_eq!((buffer.start, buffer.end), (0, 0));
+        drop(b);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match buffer.fill(&mut a) {
+                Ok(false) => break,
+                Ok(true) if Instant::now() < deadline => continue,
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn every_connection_gets_keepalive_and_no_nagle_delay() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = connect(&format!("tcp://{}", listener.local_addr().unwrap())).unwrap();
+        let socket = SockRef::from(&stream);
+        assert!(socket.keepalive().unwrap());
+        assert!(socket.nodelay().unwrap());
+        assert_eq!(socket.keepalive_time().unwrap(), KEEPALIVE_IDLE);
+        assert_eq!(socket.keepalive_interval().unwrap(), KEEPALIVE_INTERVAL);
+        assert_eq!(socket.keepalive_retries().unwrap(), KEEPALIVE_PROBES);
+    }
+}
