@@ -26,10 +26,6 @@ const COMMAND_SUBSCRIBERS_WAIT: Duration = Duration::from_secs(2);
 const COMMAND_SUBSCRIBERS_SLICE: Duration = Duration::from_millis(100);
 /// At most one clamp warning per this interval.
 const CLAMP_WARNING_INTERVAL: Duration = Duration::from_secs(1);
-/// After a new subscriber (a restarted simulator) connects to a command topic, the target is
-/// sent every call for this long, whatever the forward mode: ZeroMQ completes the
-/// subscriber's connection in the background, so one send could come before it.
-const RESEND_AFTER_CONNECTION: Duration = Duration::from_secs(1);
 
 /// Where the driver is in its lifecycle (the original's connect → initialize → deinitialize →
 /// disconnect).
@@ -88,10 +84,9 @@ struct Target {
     generation: u64,
     /// Generation and instant of the last publication.
     forwarded: Option<(u64, Instant)>,
-    /// The node's count of subscriber connections when last looked at, and until when the
-    /// target is re-sent because it changed.
-    connections_seen: u64,
-    resend_until: Option<Instant>,
+    /// Per joint, its command topic's count of subscriptions when the target was last sent
+    /// on it: a subscription since (a restarted simulator, a new listener) gets the target.
+    reached: Vec<u64>,
 }
 
 /// A robot simulated in Gazebo, seen through gz-transport: joint states in from a
@@ -174,8 +169,7 @@ impl RobotDriverGazebo {
                 present: false,
                 generation: 0,
                 forwarded: None,
-                connections_seen: 0,
-                resend_until: None,
+                reached: vec![0; joint_count],
             }),
             clamp_warning: RateLimitedWarning::new(CLAMP_WARNING_INTERVAL),
             foreign_joint_states: Arc::new(AtomicU64::new(0)),
@@ -606,10 +600,11 @@ impl RobotDriverGazebo {
     }
 
     /// Publishes the stored target, one `Double` per joint, according to the configured
-    /// [`ForwardMode`]. The control loop calls this every period. Returns whether it
-    /// published (false: no target yet, or unchanged within the keepalive). For a second
-    /// after a new subscriber connected to a command topic (a restarted simulator) it
-    /// publishes on every call in either mode, so the new simulator gets the latest target.
+    /// [`ForwardMode`]. The control loop calls this on every new target, every period Gazebo
+    /// sends a state, and at the keepalive. Returns whether it published (false: no target
+    /// yet, or unchanged within the keepalive). Whatever the mode, a joint whose command topic
+    /// got a new subscription since the target was last sent on it (a restarted simulator
+    /// whose controller's connection just completed) is sent the target now, once.
     ///
     /// # Errors
     /// Not connected; a publication failed (the other joints are still sent; the first
@@ -626,30 +621,27 @@ impl RobotDriverGazebo {
             return Ok(false);
         }
         let now = Instant::now();
-        let connections = self.node.stats().subscribers_connected;
-        if connections != target.connections_seen {
-            target.connections_seen = connections;
-            // Before the first publication there is nothing a new subscriber missed.
-            if target.forwarded.is_some() {
-                target.resend_until = Some(now + RESEND_AFTER_CONNECTION);
+        let all = match (target.forwarded, self.config.forward_mode) {
+            (None, _) | (_, ForwardMode::EveryPeriod) => true,
+            (Some((generation, at)), mode) => {
+                generation != target.generation
+                    || matches!(mode, ForwardMode::OnChangeWithKeepalive(keepalive)
+                        if now.saturating_duration_since(at) >= keepalive)
             }
-        }
-        let resending = target.resend_until.is_some_and(|until| now < until);
-        if let (Some((generation, at)), false) = (target.forwarded, resending) {
-            let unchanged = generation == target.generation;
-            let quiet = match self.config.forward_mode {
-                ForwardMode::EveryPeriod => false,
-                ForwardMode::OnChangeWithKeepalive(keepalive) => {
-                    now.saturating_duration_since(at) < keepalive
-                }
-                ForwardMode::OnChange => true,
-            };
-            if unchanged && quiet {
-                return Ok(false);
-            }
-        }
+        };
+        let Target {
+            values, reached, ..
+        } = &mut *target;
+        let mut sent = false;
         let mut first_error = None;
-        for (publisher, &data) in links.publishers.iter().zip(&target.values) {
+        for ((publisher, &data), reached) in links.publishers.iter().zip(values.iter()).zip(reached)
+        {
+            let subscriptions = publisher.subscriptions();
+            if !all && subscriptions == *reached {
+                continue;
+            }
+            *reached = subscriptions;
+            sent = true;
             if let Err(source) = publisher.publish(&Double { header: None, data }) {
                 first_error.get_or_insert(DriverError::Publish {
                     topic: publisher.topic().to_string(),
@@ -657,7 +649,9 @@ impl RobotDriverGazebo {
                 });
             }
         }
-        target.forwarded = Some((target.generation, now));
-        first_error.map_or(Ok(true), Err)
+        if all {
+            target.forwarded = Some((target.generation, now));
+        }
+        first_error.map_or(Ok(sent), Err)
     }
 }

@@ -47,12 +47,12 @@ pub struct LoopStatistics {
 /// the per-message path):
 ///
 /// * `get/joint_states` ([`JointStatesPublishing`]): by default from the driver's receive
-///   path the moment a Gazebo message is in the cache, at most once per period (never two
-///   within ¾ of a period and over any n periods at most n + 4; a message arriving sooner is
-///   published when its slot comes, the latest one winning; a composite's state once every
-///   part sent a newer message, or half a period after the first did); `Grid`: every period
-///   of an absolute-deadline grid of the monotonic clock, whatever is in the cache (the
-///   original's).
+///   path the moment a Gazebo message is in the cache, rate-capped for a Gazebo faster than
+///   the loop (¾ of a period apart, or within a budget of n + 4 over n periods; a message
+///   held back is published at the budget's slot or with a later one, the latest winning; a
+///   composite's state once every part sent a newer message, or half a period after the
+///   first did); `Grid`: every period of an absolute-deadline grid of the monotonic clock,
+///   whatever is in the cache (the original's).
 /// * `set/target_joint_positions` ([`TargetForwarding`]): by default validated and sent the
 ///   moment it arrives, and again after `target_keepalive_sec` without a new one; `Periodic`:
 ///   every period (the original's).
@@ -111,8 +111,7 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
         let alarm = Arc::new(Alarm::new().map_err(BridgeError::LoopTimer)?);
         let counters = Arc::<RobotCounters>::default();
         let commands = node.create_worker(());
-        let server =
-            RobotDriverServer::new(node, &commands, &config.robot_name, counters.clone())?;
+        let server = RobotDriverServer::new(node, &commands, &config.robot_name, counters.clone())?;
         let safety = Safety::new(&commands, &config.robot_name, &shutdown, alarm.clone())?;
         let state_age = {
             let driver = driver.clone();

@@ -212,8 +212,7 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         // A composite's state is new once every part sent a newer message (its sequence is
         // the oldest part's); a part's message alone waits a little for the others.
         let complete = work.snapshot.sequence > work.published.0;
-        let slot = work.state_cap.earliest();
-        if complete && now >= slot && !work.staleness.is_stale() {
+        if complete && work.state_cap.allows(now) && !work.staleness.is_stale() {
             self.publish_state(work, now);
         } else if !work.staleness.is_stale() {
             let grace = if complete {
@@ -221,7 +220,7 @@ impl<D: RobotDriver + ?Sized> Core<D> {
             } else {
                 now + self.config.thread_sampling_time / 2
             };
-            let by = slot.max(grace);
+            let by = work.state_cap.slot().max(grace);
             work.pending = Some(work.pending.map_or(by, |pending| pending.min(by)));
         }
         if now + self.config.thread_sampling_time / 2 >= work.period_due {
@@ -636,14 +635,21 @@ impl PeriodFailures {
     }
 }
 
-/// At most one publication per period in the long run: over any stretch of n periods, at
-/// most n + [`RATE_CAP_BURST`] of them. Only a Gazebo sending faster than the loop's period
-/// for several periods meets the cap; messages that merely jitter (two a little closer than
-/// a period, on a loaded machine) go out the moment they arrive. (A minimum spacing, as the
-/// first version had, held back every message that followed a late one — a tenth of them on
-/// a loaded machine — and woke the loop thread to publish it.)
+/// The rate cap of joint-state publications, for a Gazebo that sends faster than the loop's
+/// period. A state goes out on arrival if ¾ of a period passed since the last publication,
+/// or while the budget of n + [`RATE_CAP_BURST`] publications over any n periods lasts;
+/// otherwise it waits for the budget's next slot (or for a later message that may go out,
+/// the latest winning).
+///
+/// Both rules are needed. The spacing alone held back every message that followed a late
+/// one (messages jitter on a loaded machine); the budget alone, once a burst (Gazebo
+/// catching up after a stall) had used it up, held back every later message by the same
+/// offset for as long as Gazebo kept the loop's rate, each one published by a wake-up of the
+/// loop thread. A Gazebo twice as fast as the loop gets one publication per period; one a
+/// little faster (up to 4/3 of the loop's rate) gets all of its messages through.
 struct RateCap {
     period: Duration,
+    last: Option<Instant>,
     /// Advances one period per publication (from the publication, if later): the budget.
     schedule: Instant,
 }
@@ -655,19 +661,100 @@ impl RateCap {
     fn new(period: Duration, now: Instant) -> Self {
         RateCap {
             period,
+            last: None,
             schedule: now,
         }
     }
 
-    /// The earliest instant the next publication may happen.
-    fn earliest(&self) -> Instant {
+    /// Whether a state arriving at `now` may go out at once.
+    fn allows(&self, now: Instant) -> bool {
+        now >= self.slot()
+            || self
+                .last
+                .is_none_or(|last| now >= last + self.period * 3 / 4)
+    }
+
+    /// When the budget lets a held-back state out.
+    fn slot(&self) -> Instant {
         self.schedule
             .checked_sub(self.period * RATE_CAP_BURST)
             .unwrap_or(self.schedule)
     }
 
     fn take(&mut self, now: Instant) {
+        self.last = Some(now);
         self.schedule = self.schedule.max(now) + self.period;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// Publishes each arrival as soon as the cap lets it (a burst as its latest); returns
+    /// when each was published.
+    fn publish(arrivals: &[Duration]) -> Vec<Duration> {
+        let t0 = Instant::now();
+        let mut cap = RateCap::new(2 * MS, t0);
+        let mut published = Vec::new();
+        let mut i = 0;
+        while i < arrivals.len() {
+            // Held back until the slot, or a later arrival the cap lets out at once.
+            let arrival = t0 + arrivals[i];
+            let at = if cap.allows(arrival) {
+                arrival
+            } else {
+                let slot = cap.slot();
+                arrivals[i + 1..]
+                    .iter()
+                    .map(|&a| t0 + a)
+                    .find(|&a| a < slot && cap.allows(a))
+                    .unwrap_or(slot)
+            };
+            while i < arrivals.len() && t0 + arrivals[i] <= at {
+                i += 1;
+            }
+            cap.take(at);
+            published.push(at - t0);
+        }
+        published
+    }
+
+    #[test]
+    fn after_a_catch_up_burst_messages_at_the_loops_rate_go_out_on_arrival() {
+        // Gazebo stalled 20 ms, then sent the ten steps it owed at once, then every 2 ms.
+        let mut arrivals: Vec<Duration> = (0..10).map(|k| k * 2 * MS).collect();
+        arrivals.extend((0..10).map(|_| 40 * MS));
+        arrivals.extend((1..50).map(|k| 40 * MS + k * 2 * MS));
+        let published = publish(&arrivals);
+        let late: Vec<_> = arrivals
+            .iter()
+            .filter(|&&a| a > 50 * MS)
+            .filter(|&&a| !published.contains(&a))
+            .collect();
+        assert!(late.is_empty(), "held back after the burst: {late:?}");
+    }
+
+    #[test]
+    fn a_gazebo_twice_as_fast_as_the_loop_gets_one_publication_per_period() {
+        let arrivals: Vec<Duration> = (0..1000).map(|k| k * MS).collect();
+        let published = publish(&arrivals);
+        // 1 s at a 2 ms period: 500, plus the burst.
+        assert!(
+            (500..=505).contains(&published.len()),
+            "{} publications",
+            published.len()
+        );
+    }
+
+    #[test]
+    fn jittered_messages_at_the_loops_rate_are_never_held_back() {
+        let arrivals: Vec<Duration> = (0..1000)
+            .map(|k| k * 2 * MS + if k % 3 == 1 { MS } else { Duration::ZERO })
+            .collect();
+        assert_eq!(publish(&arrivals), arrivals);
     }
 }
 

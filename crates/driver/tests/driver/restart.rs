@@ -61,9 +61,10 @@ fn a_second_simulator_gets_the_target_and_takes_over_when_the_first_stops() {
         "the first simulator reaches the target",
         || reached(&first),
     );
-    // Past the re-send second after the first simulator connected: from here on only a
-    // new subscriber makes the driver send the unchanged target again.
+    // The first simulator's clock gets well ahead of the second's, so that the switch shows as
+    // the stamps going back (the takeover itself takes a few hundred milliseconds).
     std::thread::sleep(Duration::from_millis(1100));
+    // From here on only a new subscription makes the driver send the unchanged target again.
     assert!(
         !driver.forward_targets().unwrap(),
         "unchanged, keepalive of an hour"
