@@ -9,6 +9,7 @@
 //! do anything meanwhile and the loop keeps its rate. Errors become Python exceptions in one
 //! place (`errors.rs`).
 
+mod arrays;
 mod config;
 mod driver;
 mod errors;
@@ -36,6 +37,10 @@ fn _sas_robot_driver_gazebo(module: &Bound<'_, PyModule>) -> PyResult<()> {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+    // NumPy's C API is loaded on first use; a first getter interrupted by Ctrl-C while numpy
+    // imports would leave it unloadable and panic. Loaded here, a failure is this import's.
+    module.py().import("numpy")?;
+    drop(arrays::f64_array(module.py(), &[]));
     module.add_class::<config::Configuration>()?;
     module.add_class::<driver::RobotDriverGazebo>()?;
     module.add_class::<driver::ShutdownSignaler>()?;
