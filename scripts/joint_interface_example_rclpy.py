@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""A robot-driver client like SmartArmStack's joint_interface_example.py: waits for the robot's
+"""The rclpy version of joint_interface_example.py, kept as the benchmark's seed client
+(`node_2ms_seed`): the same arguments, motion and output, each message it takes woken into
+Python by rclpy.
+
+A robot-driver client like SmartArmStack's joint_interface_example.py: waits for the robot's
 joint states and limits, reads the initial positions q0, then sends
 q0 + deg2rad(10 * sin(i / (50 * pi))) on every joint at 100 Hz (a ±10° sinusoid, period ~9.9 s)
 on <robot_topic_name>/set/target_joint_positions.
@@ -12,7 +16,7 @@ once a second:
   tracking error, and the CPU use of the process given by --cpu-pid (from /proc).
 
 ROS parameter (as the original): robot_topic_name, default /ur3e_1.
-Usage: joint_interface_example.py [--seconds N] [--status] [--cpu-pid PID] [--ros-args ...]
+Usage: joint_interface_example_rclpy.py [--seconds N] [--status] [--cpu-pid PID] [--ros-args ...]
 Stops on Ctrl-C, SIGTERM or after --seconds; prints a summary; exit 1 if the robot never
 appeared.
 """
