@@ -514,6 +514,10 @@ impl RobotDriverClient {
             })
             .transpose()?;
         let start = Instant::now();
+        // A state already there is taken without handing the GIL over and back.
+        if let Some(sequence) = core.state.wait_for_new_state(start) {
+            return Ok(sequence);
+        }
         let deadline = timeout.and_then(|timeout| start.checked_add(timeout));
         core.waiting_threads.fetch_add(1, Ordering::SeqCst);
         let outcome = (|| loop {

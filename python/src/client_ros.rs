@@ -8,8 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bridge_node::{stamp_from_nanos, ExecutorThread};
 use rclrs::{
-    Context, CreateBasicExecutor, InitOptions, IntoPrimitiveOptions, Node, PrimitiveOptions,
-    Publisher, RclrsError, Subscription,
+    Context, CreateBasicExecutor, InitOptions, IntoNodeOptions, IntoPrimitiveOptions, Node,
+    PrimitiveOptions, Publisher, RclrsError, Subscription,
 };
 use ros_env::sas_msgs::msg::rmw::{Bool as ShutdownSignal, WatchdogTrigger};
 use ros_env::sensor_msgs::msg::rmw::JointState;
@@ -176,8 +176,11 @@ impl ClientRos {
     ) -> Result<Self, ClientRosError> {
         let context = shared_context(args, domain_id).map_err(ClientRosError::Init)?;
         let executor = context.create_basic_executor();
+        // The node declares no parameters: without their six services its wait set holds
+        // only the client's topics (rclrs tries to take from every service it holds each time
+        // the wait set wakes, on every message).
         let node = executor
-            .create_node(node_name)
+            .create_node(node_name.start_parameter_services(false))
             .map_err(|source| ClientRosError::Node {
                 name: node_name.to_string(),
                 source,
@@ -229,46 +232,56 @@ fn subscribe_all(
     topics: &Topics,
     state: &Arc<ClientState>,
 ) -> Result<Subscriptions, ClientRosError> {
-    let subscribed = |topic: &str, source| ClientRosError::Topic {
-        kind: "subscription",
-        topic: topic.to_string(),
-        source,
-    };
     let (receiver, topic) = (state.clone(), topics.joint_states.clone());
-    let joint_states = node
-        .create_subscription(depth_one(&topics.joint_states), move |m: JointState| {
-            let stamp = &m.header.stamp;
-            receiver.receive_joint_state(
-                JointStateMessage {
-                    positions: m.position.as_slice(),
-                    velocities: m.velocity.as_slice(),
-                    efforts: m.effort.as_slice(),
-                    stamp_ns: i64::from(stamp.sec) * 1_000_000_000 + i64::from(stamp.nanosec),
-                },
-                &topic,
-            )
-        })
-        .map_err(|source| subscribed(&topics.joint_states, source))?;
+    let joint_states = subscribe(node, &topics.joint_states, move |m: JointState| {
+        let stamp = &m.header.stamp;
+        receiver.receive_joint_state(
+            JointStateMessage {
+                positions: m.position.as_slice(),
+                velocities: m.velocity.as_slice(),
+                efforts: m.effort.as_slice(),
+                stamp_ns: i64::from(stamp.sec) * 1_000_000_000 + i64::from(stamp.nanosec),
+            },
+            &topic,
+        )
+    })?;
     let limits = |topic: &str, upper: bool| {
         let receiver = state.clone();
-        node.create_subscription(depth_one(topic), move |m: Float64MultiArray| {
+        subscribe(node, topic, move |m: Float64MultiArray| {
             receiver.receive_limits(m.data.as_slice(), upper)
         })
-        .map_err(|source| subscribed(topic, source))
     };
     let joint_positions_min = limits(&topics.joint_positions_min, false)?;
     let joint_positions_max = limits(&topics.joint_positions_max, true)?;
     let receiver = state.clone();
-    let home_states = node
-        .create_subscription(depth_one(&topics.home_states), move |m: Int32MultiArray| {
-            receiver.receive_home_states(m.data.as_slice())
-        })
-        .map_err(|source| subscribed(&topics.home_states, source))?;
+    let home_states = subscribe(node, &topics.home_states, move |m: Int32MultiArray| {
+        receiver.receive_home_states(m.data.as_slice())
+    })?;
     Ok(Subscriptions {
         _joint_states: joint_states,
         _joint_positions_min: joint_positions_min,
         _joint_positions_max: joint_positions_max,
         _home_states: home_states,
+    })
+}
+
+/// Subscribes `receive` to `topic`, run where rclrs takes each message. rclrs hands a node
+/// callback to its executor thread as a task (a second thread woken per message); the body
+/// of an async callback runs at the take instead, on the wait-set thread, and the future
+/// left for the executor is empty. The cache is written one thread hop sooner.
+fn subscribe<T: rosidl_runtime_rs::Message>(
+    node: &Node,
+    topic: &str,
+    mut receive: impl FnMut(T) + Send + 'static,
+) -> Result<Subscription<T>, ClientRosError> {
+    node.create_async_subscription(depth_one(topic), move |message: T| {
+        receive(message);
+        std::future::ready(())
+    })
+    .map_err(|source| ClientRosError::Topic {
+        kind: "subscription",
+        topic: topic.to_string(),
+        source,
     })
 }
 

@@ -243,7 +243,7 @@ impl ClientState {
 
     /// Blocks until a joint state newer than the newest one handed out arrives (returns its
     /// sequence number and marks it handed out), `deadline` passes or the client is closed
-    /// (both `None`). Returns at once if one already arrived.
+    /// (both `None`). Returns at once if one already arrived, or if `deadline` has passed.
     pub fn wait_for_new_state(&self, deadline: Instant) -> Option<u64> {
         let after = self.handed_out.load(Ordering::Relaxed);
         let newer = || {
@@ -253,6 +253,9 @@ impl ClientState {
         if let Some(sequence) = newer() {
             self.handed_out.fetch_max(sequence, Ordering::Relaxed);
             return Some(sequence);
+        }
+        if Instant::now() >= deadline {
+            return None;
         }
         let mut guard = self.wait_lock.lock();
         self.waiters.fetch_add(1, Ordering::SeqCst);
