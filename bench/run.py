@@ -443,10 +443,12 @@ def run_scenario(scenario: Scenario, index: int, timing: dict, bin_dir: Path,
                                                '--wait', READY_TIMEOUT_S, '--ros-args', '-p',
                                                f'robot_topic_name:={topic}'], env)
                    for k, (label, topic) in enumerate(setup.clients)]
-        # The controllers under test run as users run them (the bridge's scheduling).
+        # The controllers compared run ahead of the machine's load, as the seed's client: a
+        # starved one would read fewer states and so spend less, and its lag would be the
+        # load's. Their CPU then compares what each spends per state.
         readers = [(f'client_{kind}', log_dir / f'reads_{kind}.txt', robot)
                    for kind, robot in setup.readers]
-        reader_procs = [procs.start(label, [*priorities['bridge'], PYTHON, CLIENT_READER,
+        reader_procs = [procs.start(label, [*priorities['environment'], PYTHON, CLIENT_READER,
                                             label.removeprefix('client_'), '--robot',
                                             f'/{robot}', '--record', path, '--wait',
                                             READY_TIMEOUT_S], env)
@@ -530,13 +532,19 @@ def client_comparison(entry: dict) -> dict:
     """Each controller's CPU and the exact lag of its reads (Gazebo message → the client saw
     it), side by side."""
     reads = entry['robots'][0].get('reads') or {}
+    window_s = entry['window_s'][1] - entry['window_s'][0]
     compared = {}
     for label, read in reads.items():
         lag = read.get('lag') or {}
-        compared[label] = {'cpu_percent': process_cpu(entry, label),
+        cpu = process_cpu(entry, label)
+        reads_per_s = read['reports'] / window_s
+        compared[label] = {'cpu_percent': cpu,
                            'lag_p50_ms': lag.get('p50_ms'), 'lag_p99_ms': lag.get('p99_ms'),
                            'never_seen': read['never_reported'],
-                           'gazebo_messages': read['gazebo_messages']}
+                           'gazebo_messages': read['gazebo_messages'],
+                           'reads_per_s': round(reads_per_s, 1),
+                           'cpu_us_per_read': (round(cpu * 1e4 / reads_per_s, 1)
+                                               if cpu is not None and reads_per_s else None)}
     return compared
 
 
@@ -934,7 +942,8 @@ def summary_line(entry: dict) -> str:
     lag = state['lag'] or {}
     usage = bridge_usage(entry) or {}
     clients = ''.join(
-        f"\n    {label}: CPU {fmt(c['cpu_percent'], 1)} %, reads exact lag p50 "
+        f"\n    {label}: CPU {fmt(c['cpu_percent'], 1)} % ({fmt(c['cpu_us_per_read'], 0)} µs per "
+        f"read, {fmt(c['reads_per_s'], 0)} reads/s), reads exact lag p50 "
         f"{fmt(c['lag_p50_ms'])} p99 {fmt(c['lag_p99_ms'])} ms, never seen "
         f"{c['never_seen']}/{c['gazebo_messages']}"
         for label, c in (entry.get('client_comparison') or {}).items())
