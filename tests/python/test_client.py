@@ -132,7 +132,8 @@ def send_until(observer, send, arrived, what: str, timeout: float = START_S):
 
 
 def test_states_and_limits_are_read_as_the_bridge_publishes_them(client, observer):
-    states = subscribe(observer, JointState, f'{PREFIX}/get/joint_states')
+    # Every state the bridge publishes, so that the one the client read is among them.
+    states = subscribe(observer, JointState, f'{PREFIX}/get/joint_states', KEEP_ALL)
     observer.wait_for(lambda: states, START_S, 'joint states at the observer')
 
     lower, upper = client.get_joint_limits()
