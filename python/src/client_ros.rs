@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bridge_node::{stamp_from_nanos, ExecutorThread};
 use rclrs::{
     Context, CreateBasicExecutor, InitOptions, IntoNodeOptions, IntoPrimitiveOptions, Node,
-    PrimitiveOptions, Publisher, RclrsError, Subscription,
+    PrimitiveOptions, Publisher, RclrsError, Worker, WorkerSubscription,
 };
 use ros_env::sas_msgs::msg::rmw::{Bool as ShutdownSignal, WatchdogTrigger};
 use ros_env::sensor_msgs::msg::rmw::JointState;
@@ -142,10 +142,11 @@ pub(crate) struct JointControl {
 }
 
 struct Subscriptions {
-    _joint_states: Subscription<JointState>,
-    _joint_positions_min: Subscription<Float64MultiArray>,
-    _joint_positions_max: Subscription<Float64MultiArray>,
-    _home_states: Subscription<Int32MultiArray>,
+    _joint_states: WorkerSubscription<JointState, ()>,
+    _joint_positions_min: WorkerSubscription<Float64MultiArray, ()>,
+    _joint_positions_max: WorkerSubscription<Float64MultiArray, ()>,
+    _home_states: WorkerSubscription<Int32MultiArray, ()>,
+    _worker: Worker<()>,
 }
 
 /// A client's node, topics and executor thread. Dropped in field order: the executor thread
@@ -227,13 +228,17 @@ impl ClientRos {
     }
 }
 
+/// Subscribes the client's topics on a worker of `node`. rclrs runs a worker's callbacks on
+/// its wait-set thread as it takes each message; a node's own callbacks become tasks for the
+/// executor thread, which would then be woken for every message as well.
 fn subscribe_all(
     node: &Node,
     topics: &Topics,
     state: &Arc<ClientState>,
 ) -> Result<Subscriptions, ClientRosError> {
-    let (receiver, topic) = (state.clone(), topics.joint_states.clone());
-    let joint_states = subscribe(node, &topics.joint_states, move |m: JointState| {
+    let worker = node.create_worker(());
+    let (receiver, name) = (state.clone(), topics.joint_states.clone());
+    let joint_states = subscribe(&worker, &topics.joint_states, move |m: JointState| {
         let stamp = &m.header.stamp;
         receiver.receive_joint_state(
             JointStateMessage {
@@ -242,19 +247,19 @@ fn subscribe_all(
                 efforts: m.effort.as_slice(),
                 stamp_ns: i64::from(stamp.sec) * 1_000_000_000 + i64::from(stamp.nanosec),
             },
-            &topic,
+            &name,
         )
     })?;
     let limits = |topic: &str, upper: bool| {
         let receiver = state.clone();
-        subscribe(node, topic, move |m: Float64MultiArray| {
+        subscribe(&worker, topic, move |m: Float64MultiArray| {
             receiver.receive_limits(m.data.as_slice(), upper)
         })
     };
     let joint_positions_min = limits(&topics.joint_positions_min, false)?;
     let joint_positions_max = limits(&topics.joint_positions_max, true)?;
     let receiver = state.clone();
-    let home_states = subscribe(node, &topics.home_states, move |m: Int32MultiArray| {
+    let home_states = subscribe(&worker, &topics.home_states, move |m: Int32MultiArray| {
         receiver.receive_home_states(m.data.as_slice())
     })?;
     Ok(Subscriptions {
@@ -262,27 +267,22 @@ fn subscribe_all(
         _joint_positions_min: joint_positions_min,
         _joint_positions_max: joint_positions_max,
         _home_states: home_states,
+        _worker: worker,
     })
 }
 
-/// Subscribes `receive` to `topic`, run where rclrs takes each message. rclrs hands a node
-/// callback to its executor thread as a task (a second thread woken per message); the body
-/// of an async callback runs at the take instead, on the wait-set thread, and the future
-/// left for the executor is empty. The cache is written one thread hop sooner.
 fn subscribe<T: rosidl_runtime_rs::Message>(
-    node: &Node,
+    worker: &Worker<()>,
     topic: &str,
-    mut receive: impl FnMut(T) + Send + 'static,
-) -> Result<Subscription<T>, ClientRosError> {
-    node.create_async_subscription(depth_one(topic), move |message: T| {
-        receive(message);
-        std::future::ready(())
-    })
-    .map_err(|source| ClientRosError::Topic {
-        kind: "subscription",
-        topic: topic.to_string(),
-        source,
-    })
+    receive: impl FnMut(T) + Send + 'static,
+) -> Result<WorkerSubscription<T, ()>, ClientRosError> {
+    worker
+        .create_subscription(depth_one(topic), receive)
+        .map_err(|source| ClientRosError::Topic {
+            kind: "subscription",
+            topic: topic.to_string(),
+            source,
+        })
 }
 
 fn advertise<T: rosidl_runtime_rs::Message>(
