@@ -2,21 +2,22 @@
 //! robot driver (the original's `sas::RobotDriverClient` and its Python binding), with the ROS
 //! side in Rust.
 //!
-//! Key design decision: Python is never woken per message. The client's subscriptions run on
-//! its own executor thread and only write the [`ClientState`] (a sequence lock for the joint
-//! state); a getter copies the latest state out without waiting for anyone, and
-//! `wait_for_new_state` sleeps with the GIL released on a condition the writer signals only
-//! while someone waits. rclpy instead runs every message through Python (87 % of a
-//! subscription's cost is that wake-up, measured in `../shared/seeds/rclpy-wakeup-cost.md`).
+//! Key design decision: Python is never woken per message. The client's subscriptions run on a
+//! Rust thread of its own (an rclrs worker's wait-set thread) and only write the
+//! [`ClientState`] (a sequence lock for the joint state); a getter copies the latest state out
+//! without waiting for anyone, and `wait_for_new_state` sleeps with the GIL released on a
+//! condition the writer signals only while someone waits. rclpy instead takes every message
+//! through Python, and that wake-up is most of what a subscription costs it.
 //! Getters keep the GIL: the copy takes microseconds and never blocks on the writer, and
 //! handing the GIL over and back could leave the caller waiting a switch interval for it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use bridge_node::multi_array;
 use numpy::PyArray1;
+use parking_lot::{Mutex, MutexGuard};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rclrs::Publisher;
@@ -99,11 +100,8 @@ pub(crate) struct ClientCore {
 /// static destructors (the DDS library's) run.
 static LIVE_CLIENTS: Mutex<Vec<Weak<ClientCore>>> = Mutex::new(Vec::new());
 
-fn live_clients() -> std::sync::MutexGuard<'static, Vec<Weak<ClientCore>>> {
-    // The list stays consistent whatever panicked while holding it.
-    LIVE_CLIENTS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+fn live_clients() -> MutexGuard<'static, Vec<Weak<ClientCore>>> {
+    LIVE_CLIENTS.lock()
 }
 
 impl ClientCore {
@@ -111,11 +109,7 @@ impl ClientCore {
     /// Idempotent.
     fn close(&self) {
         self.state.close();
-        let ros = self
-            .ros
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
+        let ros = self.ros.lock().take();
         drop(ros);
     }
 
@@ -141,15 +135,9 @@ impl ClientCore {
         operation: &str,
         send: impl Send + FnOnce(&ClientRos) -> Result<T>,
     ) -> Result<T> {
-        released(py, || {
-            let ros = self
-                .ros
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            match ros.as_ref() {
-                Some(ros) => send(ros),
-                None => Err(self.closed_error(operation)),
-            }
+        released(py, || match self.ros.lock().as_ref() {
+            Some(ros) => send(ros),
+            None => Err(self.closed_error(operation)),
         })
     }
 

@@ -1,12 +1,14 @@
 //! The ROS side of a `RobotDriverClient`: its node in the process's ROS context, the
 //! subscriptions that fill its [`ClientState`] and the publishers it sends with, the
-//! original client's topics and QoS. Callbacks run on the client's own executor thread
-//! (bridge-node's [`ExecutorThread`]) and never touch Python.
+//! original client's topics and QoS. The client's executor spins on a thread of its own
+//! (bridge-node's [`ExecutorThread`]); the subscriptions' callbacks run on the wait-set thread
+//! of an rclrs worker it serves, and never touch Python.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bridge_node::{stamp_from_nanos, ExecutorThread};
+use parking_lot::Mutex;
 use rclrs::{
     Context, CreateBasicExecutor, InitOptions, IntoNodeOptions, IntoPrimitiveOptions, Node,
     PrimitiveOptions, Publisher, RclrsError, Worker, WorkerSubscription,
@@ -101,10 +103,7 @@ static CONTEXTS: Mutex<Vec<(ContextKey, Weak<Context>)>> = Mutex::new(Vec::new()
 /// uses, or a new one.
 fn shared_context(args: Vec<String>, domain_id: Option<usize>) -> Result<Arc<Context>, RclrsError> {
     let key = ContextKey { args, domain_id };
-    // A panic elsewhere while holding it leaves the list intact.
-    let mut contexts = CONTEXTS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut contexts = CONTEXTS.lock();
     contexts.retain(|(_, context)| context.strong_count() > 0);
     if let Some(context) = contexts
         .iter()
