@@ -164,8 +164,8 @@ impl ClientCore {
                 let (lower, upper) = state.limits();
                 state.joint_count().is_some() && lower.is_some() && upper.is_some()
             }
-            Functionality::VelocityControl => state.has(false),
-            Functionality::ForceControl => state.has(true),
+            Functionality::VelocityControl => state.has_velocities(),
+            Functionality::ForceControl => state.has_efforts(),
             Functionality::Homing => state.home_states().is_some_and(|h| !h.is_empty()),
             Functionality::ClearPositions | Functionality::Nothing => {
                 let name = if functionality == Functionality::Nothing {

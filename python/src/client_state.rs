@@ -216,14 +216,14 @@ impl ClientState {
         })
     }
 
-    /// Whether the latest state had a velocity (`efforts == false`) or an effort per joint.
-    pub fn has(&self, efforts: bool) -> bool {
-        self.joint_count().is_some()
-            && if efforts {
-                self.has_efforts.load(Ordering::Relaxed)
-            } else {
-                self.has_velocities.load(Ordering::Relaxed)
-            }
+    /// Whether the latest state had a velocity per joint.
+    pub fn has_velocities(&self) -> bool {
+        self.joint_count().is_some() && self.has_velocities.load(Ordering::Relaxed)
+    }
+
+    /// Whether the latest state had an effort per joint.
+    pub fn has_efforts(&self) -> bool {
+        self.joint_count().is_some() && self.has_efforts.load(Ordering::Relaxed)
     }
 
     /// `(lower, upper)` as last received, each if it arrived.
