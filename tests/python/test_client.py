@@ -259,6 +259,46 @@ def test_staleness_is_visible_while_the_simulator_is_stopped(client, robot):
     assert client.get_state_age() < 0.5
 
 
+def test_limits_sent_once_are_kept_and_a_change_is_taken(world, clients, observer):
+    """A server that sends its limits once, when the client's subscriptions match, and on
+    change (as bridges do that do not repeat them every period): the client keeps the last
+    ones it received. The server here is an rclpy node publishing the sas topics."""
+    client = clients('/limits_once')
+    lower_topic, upper_topic = '/limits_once/get/joint_positions_min', \
+        '/limits_once/get/joint_positions_max'
+    lower = observer.node.create_publisher(Float64MultiArray, lower_topic, DEPTH_ONE)
+    upper = observer.node.create_publisher(Float64MultiArray, upper_topic, DEPTH_ONE)
+    states = observer.node.create_publisher(JointState, '/limits_once/get/joint_states',
+                                            DEPTH_ONE)
+    observer.wait_for(lambda: min(p.get_subscription_count() for p in (lower, upper, states)),
+                      START_S, "the client's subscriptions to match")
+    lower.publish(Float64MultiArray(data=[-1.0, -2.0]))
+    upper.publish(Float64MultiArray(data=[1.0, 2.0]))
+
+    def state_sent_and_enabled():
+        states.publish(JointState(position=[0.1, 0.2], velocity=[0.0, 0.0]))
+        observer.spin_for(0.02)
+        return client.is_enabled()
+
+    wait_for(state_sent_and_enabled, 10, 'the client enabled by states and limits sent once',
+             step=lambda: None)
+    for _ in range(25):
+        states.publish(JointState(position=[0.1, 0.2], velocity=[0.0, 0.0]))
+        observer.spin_for(0.02)
+    assert [a.tolist() for a in client.get_joint_limits()] == [[-1.0, -2.0], [1.0, 2.0]]
+    assert client.get_joint_positions().tolist() == [0.1, 0.2]
+    assert client.is_enabled(sas.Functionality.VelocityControl)
+    assert not client.is_enabled(sas.Functionality.ForceControl), 'no efforts were sent'
+    with pytest.raises(RuntimeError, match='the latest state on /limits_once/get/joint_states '
+                                           'has no joint efforts'):
+        client.get_joint_forces()
+
+    upper.publish(Float64MultiArray(data=[1.5, 2.5]))
+    wait_for(lambda: client.get_joint_limits()[1].tolist() == [1.5, 2.5], 10,
+             'the changed upper limits')
+    assert client.get_joint_limits()[0].tolist() == [-1.0, -2.0]
+
+
 def test_before_the_first_state_everything_names_the_topics(world, clients):
     """Nobody serves the prefix: not enabled, getters and waits name the topics, targets
     cannot be checked so nothing is sent."""
