@@ -7,7 +7,7 @@
 use std::sync::{Arc, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bridge_node::{stamp_from_nanos, ExecutorThread};
+use bridge_node::{stamp_from_nanos, DdsProfile, ExecutorThread};
 use parking_lot::Mutex;
 use rclrs::{
     Context, CreateBasicExecutor, InitOptions, IntoNodeOptions, IntoPrimitiveOptions, Node,
@@ -174,6 +174,9 @@ impl ClientRos {
         blacklist: Blacklist,
         state: &Arc<ClientState>,
     ) -> Result<Self, ClientRosError> {
+        // The bridge's Fast DDS settings (fewer wake-ups per sample), as for the node: they
+        // apply if this process's first participant is made here; kept until the node exists.
+        let dds_profile = DdsProfile::apply();
         let context = shared_context(args, domain_id).map_err(ClientRosError::Init)?;
         let executor = context.create_basic_executor();
         // The node declares no parameters: without their six services its wait set holds
@@ -185,6 +188,8 @@ impl ClientRos {
                 name: node_name.to_string(),
                 source,
             })?;
+        tracing::debug!("::DDS: {}.", dds_profile.note());
+        drop(dds_profile);
         let prefix = if topic_prefix == GET_FROM_NODE {
             node.name()
         } else {
