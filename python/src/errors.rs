@@ -2,8 +2,8 @@
 //!
 //! Bad input (an invalid configuration, a refused target, a bad option value) raises
 //! `ValueError`; a call the driver's (or client's) state does not allow, a transport failure
-//! or a cancelled wait raises `RuntimeError`; a timed-out wait raises `TimeoutError`. Messages are
-//! the Rust errors' own, which follow the original C++ driver's.
+//! or a cancelled wait raises `RuntimeError`; a timed-out wait raises `TimeoutError`. Messages
+//! are the Rust errors' own, which follow the original C++ driver's.
 
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::PyErr;

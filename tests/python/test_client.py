@@ -326,6 +326,20 @@ def test_before_the_first_state_everything_names_the_topics(world, clients):
         client.send_target_joint_positions([0.0] * 6)
 
 
+def test_a_bad_node_name_prefix_or_ros_argument_raises_value_error_naming_it(world):
+    domain = world.domain
+    with pytest.raises(ValueError, match='cannot create the node "bad name!"'):
+        sas.RobotDriverClient('bad name!', PREFIX, domain_id=domain, args=[])
+    with pytest.raises(ValueError, match='cannot create the subscription on "/x//y/get/'
+                                         'joint_states"'):
+        sas.RobotDriverClient('controller', '/x//y', domain_id=domain, args=[])
+    with pytest.raises(ValueError, match='cannot initialise ROS from the arguments given'):
+        sas.RobotDriverClient('controller', PREFIX, domain_id=domain,
+                              args=['prog', '--ros-args', '-p'])
+    with pytest.raises(TypeError, match='ModeBlacklistFlag'):
+        sas.RobotDriverClient('controller', PREFIX, [0], domain_id=domain, args=[])
+
+
 def test_bad_input_raises_value_error_and_nothing_is_sent(client, observer):
     positions = subscribe(observer, Float64MultiArray, f'{PREFIX}/set/target_joint_positions',
                           KEEP_ALL)
