@@ -27,14 +27,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / '.venv' / 'bin' / 'python'
-CLIENT = ROOT / 'scripts' / 'joint_interface_example.py'
+CLIENT = ROOT / 'scripts' / 'joint_interface_example_rclpy.py'
+# The two controllers compared in node_2ms_clients (rclpy vs the module's RobotDriverClient).
+CLIENT_READER = ROOT / 'bench' / 'client_reader.py'
+CLIENT_READERS = ['rclpy', 'module']
 PYTHON_SCRIPT = ROOT / 'scripts' / 'sas_robot_driver_ros_gazebo.py'
 PYTHON_LOOP = ROOT / 'bench' / 'python_loop.py'
 GIL_HOG = ROOT / 'bench' / 'gil_hog.py'
@@ -85,7 +88,10 @@ class Scenario:
     gil_hog: str | None = None  # None | 'hold' (GIL held while sleeping) | 'busy' (+ a core)
     robots: int = 1
     parameters: dict | None = None  # bridge parameters beyond config/config.yaml's
-    client: bool = False  # targets from joint_interface_example.py (the seed's) instead of the monitor
+    client: bool = False  # targets from joint_interface_example_rclpy.py (the seed's) instead of the monitor
+    # Two controllers beside the node (bench/client_reader.py: rclpy, RobotDriverClient), each
+    # reading every state and sending the targets: their CPU and the lag of their reads.
+    client_readers: bool = False
     busy_threads: int = 0  # threads spinning beside the bridge (a loaded machine)
     env: dict | None = None  # environment of the bridge process(es) beyond the scenario's
 
@@ -100,6 +106,8 @@ SCENARIOS = [
              0.002, 'node', parameters={'joint_states_publishing': 'grid'}),
     Scenario('node_2ms_seed', 'node, 2 ms, Python sinusoid client (the seed\'s setup)', 0.002,
              'node', client=True),
+    Scenario('node_2ms_clients', 'node, 2 ms, rclpy client vs RobotDriverClient (each reads '
+             'every state, sends 100 Hz targets)', 0.002, 'node', client_readers=True),
     Scenario('node_1ms', 'node, 1 ms', 0.001, 'node'),
     Scenario('node_2ms_loaded', 'node, 2 ms, two busy threads beside it', 0.002, 'node',
              busy_threads=2),
@@ -207,9 +215,10 @@ class Plan:
     """What a scenario starts and what the monitor watches."""
     world: Path
     bridges: list            # [(label, command line)]: the processes under test
-    clients: list            # [(label, robot topic)]: joint_interface_example.py instances
+    clients: list            # [(label, robot topic)]: joint_interface_example_rclpy.py instances
     robots: list             # the monitor's robot specs
     resource_path: Path | None = None  # extra GZ_SIM_RESOURCE_PATH entry (generated models)
+    readers: list = field(default_factory=list)  # [(kind, robot)]: client_reader.py instances
 
 
 def robot_spec(name: str, parameters: dict, match_by: str, **extra) -> dict:
@@ -264,8 +273,13 @@ def plan(scenario: Scenario, bin_dir: Path, log_dir: Path) -> Plan:
             check_module()
             bridge, match_by = [PYTHON, *hog_wrapper(scenario), PYTHON_LOOP], 'values'
         clients = [('client', '/ur3e_1')] if scenario.client else []
+        if scenario.client_readers:
+            check_module()
+        readers = ([(kind, 'ur3e_1') for kind in CLIENT_READERS]
+                   if scenario.client_readers else [])
+        drive = not (scenario.client or readers)
         return Plan(UR3E_WORLD, [('bridge', [*bridge, *ros_args('ur3e_1', params)])], clients,
-                    [robot_spec('ur3e_1', parameters, match_by, drive=not scenario.client)])
+                    [robot_spec('ur3e_1', parameters, match_by, drive=drive)], readers=readers)
 
     if scenario.kind == 'multi_robot':
         if 'robots' not in node_help(bin_dir):
@@ -429,6 +443,16 @@ def run_scenario(scenario: Scenario, index: int, timing: dict, bin_dir: Path,
                                                '--wait', READY_TIMEOUT_S, '--ros-args', '-p',
                                                f'robot_topic_name:={topic}'], env)
                    for k, (label, topic) in enumerate(setup.clients)]
+        # The controllers compared run ahead of the machine's load, as the seed's client: a
+        # starved one would read fewer states and so spend less, and its lag would be the
+        # load's. Their CPU then compares what each spends per state.
+        readers = [(f'client_{kind}', log_dir / f'reads_{kind}.txt', robot)
+                   for kind, robot in setup.readers]
+        reader_procs = [procs.start(label, [*priorities['environment'], PYTHON, CLIENT_READER,
+                                            label.removeprefix('client_'), '--robot',
+                                            f'/{robot}', '--record', path, '--wait',
+                                            READY_TIMEOUT_S], env)
+                        for label, path, robot in readers]
         floor = bin_dir / 'bench-floor'
         floors = [procs.start('timer_floor', [floor, 'timer', '--hz', GAZEBO_RATE_HZ], env),
                   procs.start('transport_floor', [floor, 'transport', '--topic',
@@ -450,11 +474,15 @@ def run_scenario(scenario: Scenario, index: int, timing: dict, bin_dir: Path,
                 *({'label': 'bridge', 'pid': p.pid, 'exclude_threads': exclude} for p in bridges),
                 {'label': 'simulator', 'pid': sim.pid},
                 *({'label': 'client', 'pid': p.pid} for p in clients),
+                *({'label': label, 'pid': p.pid}
+                  for (label, _, _), p in zip(readers, reader_procs)),
                 {'label': 'timer_floor', 'pid': floors[0].pid},
                 {'label': 'transport_floor', 'pid': floors[1].pid},
                 {'label': 'bridge_floor', 'pid': floors[2].pid},
                 *({'label': 'load', 'pid': p.pid} for p in load),
             ],
+            'readers': [{'label': label, 'robot': robot, 'path': str(path)}
+                        for label, path, robot in readers],
         }
         spec_file = log_dir / 'spec.json'
         spec_file.write_text(json.dumps(spec, indent=1))
@@ -476,6 +504,8 @@ def run_scenario(scenario: Scenario, index: int, timing: dict, bin_dir: Path,
             return entry
         entry.update(status='run', bridge_alive_at_end=bridges_alive,
                      **slim(json.loads(out_file.read_text())))
+        if readers:
+            entry['client_comparison'] = client_comparison(entry)
         if not bridges_alive:
             entry['bridge_logs'] = bridge_logs
     return entry
@@ -489,12 +519,33 @@ def slim(measured: dict) -> dict:
             'delay_over_best'), (robot.get('state_by_values') or {}).get('lag')]
         if index > 0:
             secondary += [robot['state'].get('lag'), (robot.get('command') or {}).get('lag')]
+        secondary += [read.get('lag') for read in (robot.get('reads') or {}).values()]
         for summary in secondary:
             if summary:
                 summary.pop('cdf', None)
         if robot.get('state_by_values'):
             robot['state_by_values'].pop('until_published', None)
     return measured
+
+
+def client_comparison(entry: dict) -> dict:
+    """Each controller's CPU and the exact lag of its reads (Gazebo message → the client saw
+    it), side by side."""
+    reads = entry['robots'][0].get('reads') or {}
+    window_s = entry['window_s'][1] - entry['window_s'][0]
+    compared = {}
+    for label, read in reads.items():
+        lag = read.get('lag') or {}
+        cpu = process_cpu(entry, label)
+        reads_per_s = read['reports'] / window_s
+        compared[label] = {'cpu_percent': cpu,
+                           'lag_p50_ms': lag.get('p50_ms'), 'lag_p99_ms': lag.get('p99_ms'),
+                           'never_seen': read['never_reported'],
+                           'gazebo_messages': read['gazebo_messages'],
+                           'reads_per_s': round(reads_per_s, 1),
+                           'cpu_us_per_read': (round(cpu * 1e4 / reads_per_s, 1)
+                                               if cpu is not None and reads_per_s else None)}
+    return compared
 
 
 def wait_monitor(monitor: subprocess.Popen, monitor_log: Path, bridges: list, timeout: float):
@@ -626,6 +677,11 @@ def evaluate_targets(scenarios: dict) -> list[dict]:
         return a / b if a is not None and b else None
 
     node_cpu = value('node_2ms', 'cpu_percent')
+
+    def client_figure(kind, key):
+        entry = scenarios.get('node_2ms_clients') or {}
+        return (entry.get('client_comparison') or {}).get(f'client_{kind}', {}).get(key)
+
     gil, node = value('python_2ms_gil', 'lag_p99_ms'), value('node_2ms', 'lag_p99_ms')
     return [
         limit('node_2ms: CPU ≤ 1.5× the bridge floor', 'node_2ms',
@@ -663,6 +719,13 @@ def evaluate_targets(scenarios: dict) -> list[dict]:
               'node_2ms_loaded_rt', value('node_2ms_loaded_rt', 'lag_p99_ms'), 2.0, 'ms'),
         limit('(issue 14) Python path under GIL pressure within 10 % of the node (exact lag '
               'p99)', 'python_2ms_gil vs node_2ms', ratio(gil, node), 1.1, 'ratio'),
+        # Issue 23's: the module's RobotDriverClient against an rclpy client, same run.
+        limit('RobotDriverClient CPU ≤ 1/5 of the rclpy client\'s', 'node_2ms_clients',
+              ratio(client_figure('module', 'cpu_percent'),
+                    client_figure('rclpy', 'cpu_percent')), 0.2, 'ratio'),
+        limit('RobotDriverClient reads: exact lag p99 ≤ the rclpy subscriber\'s',
+              'node_2ms_clients', ratio(client_figure('module', 'lag_p99_ms'),
+                                        client_figure('rclpy', 'lag_p99_ms')), 1.0, 'ratio'),
     ]
 
 
@@ -878,11 +941,17 @@ def summary_line(entry: dict) -> str:
     state = state_of(entry)
     lag = state['lag'] or {}
     usage = bridge_usage(entry) or {}
+    clients = ''.join(
+        f"\n    {label}: CPU {fmt(c['cpu_percent'], 1)} % ({fmt(c['cpu_us_per_read'], 0)} µs per "
+        f"read, {fmt(c['reads_per_s'], 0)} reads/s), reads exact lag p50 "
+        f"{fmt(c['lag_p50_ms'])} p99 {fmt(c['lag_p99_ms'])} ms, never seen "
+        f"{c['never_seen']}/{c['gazebo_messages']}"
+        for label, c in (entry.get('client_comparison') or {}).items())
     return (f"    exact lag p50 {fmt(lag.get('p50_ms'))} p99 {fmt(lag.get('p99_ms'))} ms, "
             f"never reported {state['never_reported']}/"
             f"{state['gazebo_messages']}, bridge CPU "
             f"{fmt(usage.get('cpu_percent'), 1)} %, original: "
-            f"{(robot['original_method'] or {}).get('printed', '–')}")
+            f"{(robot['original_method'] or {}).get('printed', '–')}{clients}")
 
 
 if __name__ == '__main__':

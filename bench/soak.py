@@ -2,7 +2,7 @@
 
 One simulator (gz-joint-sim, UR3e world), one bridge (sas_robot_driver_ros_gazebo_node,
 thread_sampling_time_sec 0.001, Gazebo stamps) and the ±10° 100 Hz sinusoid client
-(scripts/joint_interface_example.py) run for the whole soak; bench-monitor (crates/bench)
+(scripts/joint_interface_example_rclpy.py) run for the whole soak; bench-monitor (crates/bench)
 measures it one window after the other (one per minute by default). Per window: the bridge's
 RSS from /proc, the exact Gazebo → get/joint_states lag percentiles, Gazebo messages never
 reported, targets never forwarded to Gazebo, of them those the bridge says a newer target

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""A robot-driver client like SmartArmStack's joint_interface_example.py: waits for the robot's
-joint states and limits, reads the initial positions q0, then sends
-q0 + deg2rad(10 * sin(i / (50 * pi))) on every joint at 100 Hz (a ±10° sinusoid, period ~9.9 s)
-on <robot_topic_name>/set/target_joint_positions.
+"""A robot-driver client like SmartArmStack's joint_interface_example.py, on the module's
+RobotDriverClient: waits until the robot is enabled (joint states and limits), reads the
+initial positions q0, then sends q0 + deg2rad(10 * sin(i / (50 * pi))) on every joint at
+100 Hz (a ±10° sinusoid, period ~9.9 s) on <robot_topic_name>/set/target_joint_positions.
 
-Without --status it takes what arrived once per 10 ms step, as the original's client (its
-rclcpp_spin_some); with --status it takes every message as it comes and prints a live line
+The client receives the robot's messages on its own Rust thread, so this script is woken only
+for its own steps: without --status it sleeps to each 10 ms step and reads the latest state
+there; with --status it also waits for every state (wait_for_new_state) and prints a live line
 once a second:
   joint_states rate, stamp age (receive time - header.stamp, the bridge-to-client delay),
   tracking lag (the shift that best aligns the reported positions with the targets sent),
@@ -14,7 +15,7 @@ once a second:
 ROS parameter (as the original): robot_topic_name, default /ur3e_1.
 Usage: joint_interface_example.py [--seconds N] [--status] [--cpu-pid PID] [--ros-args ...]
 Stops on Ctrl-C, SIGTERM or after --seconds; prints a summary; exit 1 if the robot never
-appeared.
+appeared. scripts/joint_interface_example_rclpy.py is the same client on rclpy.
 """
 
 import argparse
@@ -26,26 +27,46 @@ import sys
 import time
 
 import numpy as np
-import rclpy
-from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.signals import SignalHandlerOptions
-from rclpy.utilities import remove_ros_args
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from sas_robot_driver_gazebo import RobotDriverClient
 
 PERIOD_S = 0.01
 AMPLITUDE_RAD = math.radians(10.0)
-DEPTH_ONE = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                       durability=DurabilityPolicy.VOLATILE)
+ENABLED_POLL_S = 0.1  # as the original: is_enabled() every 0.1 s until the robot is there
 HISTORY_S = 6.0      # targets and states kept for the lag estimate
 MAX_LAG_S = 0.5      # the largest shift searched
 LAG_STEP_S = 0.001
+NODE_NAME = 'joint_interface_example'
+TOPIC_PARAMETER = 'robot_topic_name'
 
 
 def target_offset(i: int) -> float:
     """The original's sinusoid: i counts 10 ms steps."""
     return AMPLITUDE_RAD * math.sin(i / (50 * math.pi))
+
+
+def split_ros_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(the script's own arguments, the ROS arguments): everything from `--ros-args` up to a
+    `--` (or the end) is ROS's, as rcl reads it."""
+    own, ros, in_ros = [], [], False
+    for arg in argv:
+        if arg == '--ros-args':
+            in_ros = True
+        elif in_ros and arg == '--':
+            in_ros = False
+        elif in_ros:
+            ros.append(arg)
+        else:
+            own.append(arg)
+    return own, ros
+
+
+def ros_parameter(ros_args: list[str], name: str, default: str) -> str:
+    """The value of `-p name:=value` (or `--param`) among the ROS arguments; the last wins."""
+    value = default
+    for flag, assignment in zip(ros_args, ros_args[1:]):
+        if flag in ('-p', '--param') and assignment.startswith(f'{name}:='):
+            value = assignment.split(':=', 1)[1].strip('\'"')
+    return value
 
 
 class CpuMeter:
@@ -72,47 +93,41 @@ class CpuMeter:
         return 100.0 * (now[1] - last[1]) / self.ticks_per_s / (now[0] - last[0])
 
 
-class JointInterfaceExample(Node):
-    def __init__(self):
-        super().__init__('joint_interface_example')
-        prefix = self.declare_parameter('robot_topic_name', '/ur3e_1').value.rstrip('/')
+class JointInterfaceExample:
+    def __init__(self, prefix: str):
         self.prefix = prefix
+        self.client = RobotDriverClient(NODE_NAME, prefix)
         self.states = collections.deque()        # (receive time, positions)
         self.sent = collections.deque()          # (send time, target)
         self.stamp_ages: list[float] = []
-        self.received = 0
-        self.limits = [None, None]
+        self.sequence = 0                        # the latest state taken
+        self.first_sequence = None
         self.q0 = None
         self.i = 0
-        self.create_subscription(JointState, f'{prefix}/get/joint_states', self._on_state,
-                                 DEPTH_ONE)
-        self.limit_subscriptions = [
-            self.create_subscription(Float64MultiArray, f'{prefix}/get/joint_positions_{name}',
-                                     lambda m, which=which: self._on_limit(which, m), DEPTH_ONE)
-            for which, name in enumerate(['min', 'max'])]
-        self.publisher = self.create_publisher(
-            Float64MultiArray, f'{prefix}/set/target_joint_positions', DEPTH_ONE)
 
-    def _on_state(self, msg: JointState):
-        now = time.monotonic()
-        self.received += 1
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        self.stamp_ages.append(time.time() - stamp)
-        self.states.append((now, np.array(msg.position)))
+    @property
+    def received(self) -> int:
+        """Joint states the client received since the first one taken."""
+        return self.sequence - (self.first_sequence or self.sequence)
+
+    def take_state(self):
+        """The latest state into the history, if it is new: its arrival (monotonic and wall
+        clock, from its age) rather than when this script got round to reading it."""
+        state = self.client.snapshot()
+        if state['sequence'] == self.sequence:
+            return
+        now, wall = time.monotonic(), time.time()
+        self.sequence = state['sequence']
+        if self.first_sequence is None:
+            self.first_sequence = self.sequence
+        self.stamp_ages.append(wall - state['age_sec'] - state['stamp_ns'] * 1e-9)
+        self.states.append((now - state['age_sec'], state['positions']))
         while self.states and self.states[0][0] < now - HISTORY_S:
             self.states.popleft()
 
-    def _on_limit(self, which: int, msg: Float64MultiArray):
-        self.limits[which] = list(msg.data)
-
-    def enabled(self) -> bool:
-        """The original client's is_enabled(PositionControl): positions and both limits."""
-        return bool(self.states) and all(limit is not None for limit in self.limits)
-
     def send_next(self):
-        offset = target_offset(self.i)
-        target = self.q0 + offset
-        self.publisher.publish(Float64MultiArray(data=target.tolist()))
+        target = self.q0 + target_offset(self.i)
+        self.client.send_target_joint_positions(target)
         now = time.monotonic()
         self.sent.append((now, target))
         while self.sent and self.sent[0][0] < now - HISTORY_S:
@@ -143,10 +158,10 @@ class JointInterfaceExample(Node):
         return best
 
 
-def status_line(node: JointInterfaceExample, rate: float, cpu) -> str:
-    ages = np.array(node.stamp_ages) * 1e3
-    node.stamp_ages.clear()
-    lag = node.lag_estimate()
+def status_line(example: JointInterfaceExample, rate: float, cpu) -> str:
+    ages = np.array(example.stamp_ages) * 1e3
+    example.stamp_ages.clear()
+    lag = example.lag_estimate()
     parts = [f'joint_states {rate:6.1f} Hz']
     if len(ages):
         parts.append(f'stamp age {np.median(ages):5.2f} ms (max {ages.max():6.2f})')
@@ -165,69 +180,70 @@ def main() -> int:
     parser.add_argument('--cpu-pid', type=int, help='report the CPU use of this process')
     parser.add_argument('--wait', type=float, default=60.0,
                         help='seconds to wait for the robot before giving up')
-    args = parser.parse_args(remove_ros_args(sys.argv)[1:])
+    own_args, ros_args = split_ros_args(sys.argv)
+    args = parser.parse_args(own_args[1:])
+    prefix = ros_parameter(ros_args, TOPIC_PARAMETER, '/ur3e_1').rstrip('/')
 
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     stop = []
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.append(True))
-    node = JointInterfaceExample()
+    example = JointInterfaceExample(prefix)
+    client = example.client
     try:
         deadline = time.monotonic() + args.wait
-        print(f'waiting for {node.prefix}/get/joint_states and the joint limits ...',
-              flush=True)
-        while not node.enabled() and not stop:
+        print(f'waiting for {prefix}/get/joint_states and the joint limits ...', flush=True)
+        while not client.is_enabled() and not stop:
             if time.monotonic() > deadline:
-                print(f'no joint states and limits on {node.prefix} within {args.wait} s',
+                print(f'no joint states and limits on {prefix} within {args.wait} s',
                       file=sys.stderr)
                 return 1
-            rclpy.spin_once(node, timeout_sec=0.1)
+            time.sleep(ENABLED_POLL_S)
         if stop:
             return 0
-        node.q0 = node.states[-1][1].copy()
-        # The limits are fixed and the bridge publishes them every period (as the original):
-        # read once, their subscriptions would only wake this process 2000 times a second.
-        for subscription in node.limit_subscriptions:
-            node.destroy_subscription(subscription)
-        print(f'q0 = {np.round(node.q0, 4).tolist()}; sending ±10° sinusoids at 100 Hz on '
-              f'{node.prefix}/set/target_joint_positions', flush=True)
+        example.q0 = client.get_joint_positions()
+        example.take_state()
+        print(f'q0 = {np.round(example.q0, 4).tolist()}; sending ±10° sinusoids at 100 Hz on '
+              f'{prefix}/set/target_joint_positions', flush=True)
 
         cpu = CpuMeter(args.cpu_pid) if args.cpu_pid else None
         tty = sys.stdout.isatty()
         start = next_send = next_status = time.monotonic()
-        received_at_status = node.received
+        received_at_status = example.received
         while not stop:
             now = time.monotonic()
             if args.seconds and now - start >= args.seconds:
                 break
             if now >= next_send:
-                node.send_next()
+                example.send_next()
                 # Absolute deadlines: a late step does not shift the ones after it.
                 next_send += PERIOD_S * max(1, math.ceil((now - next_send) / PERIOD_S))
             if args.status and now >= next_status + 1.0:
-                rate = (node.received - received_at_status) / (now - next_status)
-                received_at_status, next_status = node.received, now
-                line = status_line(node, rate, cpu.percent() if cpu else None)
+                rate = (example.received - received_at_status) / (now - next_status)
+                received_at_status, next_status = example.received, now
+                line = status_line(example, rate, cpu.percent() if cpu else None)
                 print(f'\r{line}   ' if tty else line, end='' if tty else '\n', flush=True)
             if args.status:
-                # Every message as it comes, for the live rate and ages.
-                rclpy.spin_once(node, timeout_sec=max(0.0, next_send - time.monotonic()))
+                # Every state as it comes, for the live rate and ages (the GIL is released
+                # while waiting); none before the next step: Gazebo paused or gone.
+                try:
+                    client.wait_for_new_state(timeout=max(0.0, next_send - time.monotonic()))
+                except TimeoutError:
+                    pass
             else:
                 # As the original's client (rclcpp_spin_some each 10 ms step): sleep to the
-                # next step, then take what arrived; depth 1, so at most the latest state.
+                # next step, then read the latest state, which the client's thread kept.
                 time.sleep(max(0.0, next_send - time.monotonic()))
-                rclpy.spin_once(node, timeout_sec=0.0)
+            example.take_state()
         elapsed = time.monotonic() - start
         if args.status and tty:
             print()
-        lag = node.lag_estimate()
-        print(f'sent {node.i} targets in {elapsed:.1f} s, received {node.received} joint '
+        lag = example.lag_estimate()
+        print(f'sent {example.i} targets in {elapsed:.1f} s, received {example.received} joint '
               f'states' + (f'; tracking lag {lag[0] * 1e3:.0f} ms, gap '
                            f'{math.degrees(lag[1]):.3f}°' if lag else ''), flush=True)
         return 0
     finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+        client.close()
 
 
 if __name__ == '__main__':

@@ -7,9 +7,16 @@ No call holds the GIL while it waits, and no Rust thread ever needs it, so Pytho
 anything meanwhile without slowing the driver down. ``run_node`` runs the whole node
 ``sas_robot_driver_ros_gazebo_node`` (its parameters, topics, logs and signal handling) in
 this process, as the legacy script ``sas_robot_driver_ros_gazebo.py`` does.
+
+``RobotDriverClient`` is the controller's side (the original's ``sas::RobotDriverClient``):
+it reads a robot's ``get/joint_states`` and limits on a Rust thread, so Python is never woken
+per message, and sends targets, watchdog triggers and the shutdown signal.
 """
 
 from ._sas_robot_driver_gazebo import (
+    Functionality,
+    ModeBlacklistFlag,
+    RobotDriverClient,
     RobotDriverGazebo,
     RobotDriverGazeboConfiguration,
     RobotDriverROS,
@@ -19,6 +26,9 @@ from ._sas_robot_driver_gazebo import (
 )
 
 __all__ = [
+    "Functionality",
+    "ModeBlacklistFlag",
+    "RobotDriverClient",
     "RobotDriverGazebo",
     "RobotDriverGazeboConfiguration",
     "RobotDriverROS",

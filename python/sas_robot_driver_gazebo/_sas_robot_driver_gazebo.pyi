@@ -2,17 +2,22 @@
 
 Every method that can wait releases the GIL; no thread of the extension ever needs it.
 Errors: ``ValueError`` for bad input (configuration, targets, option values), ``RuntimeError``
-for calls the driver's state does not allow, transport failures and cancelled waits,
-``TimeoutError`` when ``initialize()`` times out. Messages follow the original C++ driver's.
+for calls the driver's (or client's) state does not allow, transport failures and cancelled
+waits, ``TimeoutError`` when a wait (``initialize()``, ``wait_for_new_state()``) times out.
+Messages follow the original C++ driver's and client's.
 """
 
 from collections.abc import Sequence
-from typing import Literal, Self, TypedDict, final, overload
+from types import TracebackType
+from typing import ClassVar, Literal, Self, TypedDict, final, overload
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "Functionality",
+    "ModeBlacklistFlag",
+    "RobotDriverClient",
     "RobotDriverGazebo",
     "RobotDriverGazeboConfiguration",
     "RobotDriverROS",
@@ -22,6 +27,7 @@ __all__ = [
 ]
 
 _FloatArray = npt.NDArray[np.float64]
+_IntArray = npt.NDArray[np.int32]
 
 class _JointStateSnapshot(TypedDict):
     """The latest Gazebo message as cached (``RobotDriverGazebo.snapshot()``)."""
@@ -352,3 +358,241 @@ def run_node(
         The node's exit status: 0 after a signal, 2 for bad ``--ros-args`` or a bad
         parameter, 1 for any other failure.
     """
+
+@final
+class Functionality:
+    """What a robot driver supports (the original's ``sas::RobotDriver::Functionality`` as its
+    Python binding exposes it). ``Functionality.None`` exists too, spelled
+    ``getattr(Functionality, "None")`` (a keyword in Python); ``is_enabled`` refuses it, as it
+    refuses ``ClearPositions``.
+    """
+
+    PositionControl: ClassVar[Functionality]
+    VelocityControl: ClassVar[Functionality]
+    ForceControl: ClassVar[Functionality]
+    Homing: ClassVar[Functionality]
+    ClearPositions: ClassVar[Functionality]
+    def __int__(self) -> int: ...
+
+@final
+class ModeBlacklistFlag:
+    """What a ``RobotDriverClient`` leaves out (the original's
+    ``RobotDriverClient::MODE_BLACKLIST_FLAG``)."""
+
+    JOINT_CONTROL: ClassVar[ModeBlacklistFlag]
+    """No ``set/target_joint_*``, ``set/homing_signal``, ``set/clear_positions`` publishers."""
+    JOINT_MONITORING: ClassVar[ModeBlacklistFlag]
+    """No subscriptions: the client reads nothing."""
+    WATCHDOG_CONTROL: ClassVar[ModeBlacklistFlag]
+    """No ``set/watchdog_trigger`` publisher."""
+    def __int__(self) -> int: ...
+
+class _ClientJointState(TypedDict):
+    """The latest joint state in one read (``RobotDriverClient.snapshot()``)."""
+
+    positions: _FloatArray
+    velocities: _FloatArray
+    """Empty if the state had no velocity per joint."""
+    efforts: _FloatArray
+    """Empty if the state had no effort per joint."""
+    stamp_ns: int
+    """The state's ``header.stamp`` in nanoseconds (the bridge's clock, or Gazebo's sim time
+    with ``joint_states_stamp: gazebo``)."""
+    age_sec: float
+    """Seconds since the state reached this process."""
+    sequence: int
+    """Joint states received so far, this one included."""
+
+@final
+class RobotDriverClient:
+    """The controller's side of a robot driver (the original's ``sas::RobotDriverClient``):
+    reads ``<topic_prefix>/get/joint_states``, ``get/joint_positions_min|max`` and
+    ``get/home_states``; sends on ``set/target_joint_positions|velocities|forces``,
+    ``set/homing_signal``, ``set/clear_positions``, ``set/watchdog_trigger`` and
+    ``set/shutdown``. Every topic KeepLast(1), reliable, volatile, as the original's.
+
+    The client owns a node named ``node_name`` in this process's ROS context (one rclrs
+    context per ``args``/``domain_id``, shared by the clients created with them; rclpy can run
+    beside it). Its subscriptions run on a Rust thread and only update a cache, so Python is
+    never woken per message: getters return the latest state (limits and home states as last
+    received; they need not be repeated), and ``wait_for_new_state`` sleeps with the GIL
+    released until a newer state arrives. A Python thread holding the GIL delays nothing but
+    Python.
+
+    The client's thread stops on ``close()``, on leaving a ``with`` block, when the client is
+    garbage-collected, and at interpreter exit (also after Ctrl-C).
+    """
+
+    def __new__(
+        cls,
+        node_name: str,
+        topic_prefix: str = "GET_FROM_NODE",
+        blacklisted_modes: Sequence[ModeBlacklistFlag] = (),
+        *,
+        args: Sequence[str] | None = None,
+        domain_id: int | None = None,
+    ) -> Self:
+        """Creates the node, its topics under ``topic_prefix`` (the node's name for
+        ``"GET_FROM_NODE"``, as the original; e.g. ``"/ur3e_1"``) and its thread.
+
+        Args:
+            node_name: the client's node name (``--ros-args -r __node:=…`` remaps it).
+            topic_prefix: the robot's topic prefix (its ``robot_name``).
+            blacklisted_modes: what to leave out (see ``ModeBlacklistFlag``).
+            args: the ROS arguments of the context (default ``sys.argv``; ``--ros-args``
+                apply).
+            domain_id: ROS domain; None takes ``ROS_DOMAIN_ID``.
+
+        Raises:
+            ValueError: invalid ``--ros-args``, node name or topic prefix.
+        """
+
+    @property
+    def node_name(self) -> str:
+        """The client node's fully qualified name, e.g. ``"/controller"``."""
+
+    def get_topic_prefix(self) -> str:
+        """The topic prefix in use."""
+
+    def is_enabled(
+        self, supported_functionality: Functionality = Functionality.PositionControl
+    ) -> bool:
+        """``PositionControl``: joint states and both limits have arrived (as the original);
+        ``VelocityControl`` / ``ForceControl``: the latest state has velocities / efforts;
+        ``Homing``: home states have arrived. False once closed.
+
+        Raises:
+            ValueError: ``None`` or ``ClearPositions``, which have no meaning here (the
+                original's message).
+        """
+
+    def get_joint_positions(self) -> _FloatArray:
+        """The latest joint positions, 1-D float64, one per joint (the robot's order).
+
+        Raises:
+            RuntimeError: not enabled (``<prefix>::RobotDriverInterface::get_joint_positions()::
+                trying to get joint positions but uninitialized: nothing has arrived yet on
+                <topics>.``); closed.
+        """
+
+    def get_joint_velocities(self) -> _FloatArray:
+        """The latest joint velocities, 1-D float64.
+
+        Raises:
+            RuntimeError: no state yet, or the latest has no velocities; closed.
+        """
+
+    def get_joint_forces(self) -> _FloatArray:
+        """The latest joint forces (the state's ``effort``), 1-D float64.
+
+        Raises:
+            RuntimeError: no state yet, or the latest has no efforts; closed.
+        """
+
+    def get_joint_limits(self) -> tuple[_FloatArray, _FloatArray]:
+        """``(lower, upper)`` as last received on ``get/joint_positions_min|max``; ±inf for
+        unbounded joints.
+
+        Raises:
+            RuntimeError: not enabled (states and both limits); closed.
+        """
+
+    def get_home_states(self) -> _IntArray:
+        """The home states as last received, 1-D int32.
+
+        Raises:
+            RuntimeError: none received (a Gazebo bridge publishes none); closed.
+        """
+
+    def snapshot(self) -> _ClientJointState:
+        """The latest joint state in one consistent read, with its stamp, age and sequence
+        number; needs no limits.
+
+        Raises:
+            RuntimeError: no state yet (the message names the topic); closed.
+        """
+
+    def get_state_age(self) -> float:
+        """Seconds since the latest joint state arrived: how stale the getters' values are.
+        It grows while the bridge or its simulator is paused or gone (the getters then keep
+        returning the last state, as the original's).
+
+        Raises:
+            RuntimeError: no state yet (the message names the topic); closed.
+        """
+
+    def wait_for_new_state(self, timeout: float | None = None) -> int:
+        """Waits, with the GIL released, until a joint state newer than the newest one this
+        client's getters or waits returned has arrived (at once if one already has); returns
+        its sequence number. Ctrl-C interrupts it.
+
+        Args:
+            timeout: seconds; None waits until a state arrives or the client is closed.
+
+        Raises:
+            TimeoutError: none within ``timeout``; the message names the topic, how many
+                states arrived and when the latest did.
+            RuntimeError: closed (also while waiting); JOINT_MONITORING is blacklisted.
+            ValueError: a negative or NaN ``timeout``.
+        """
+
+    def send_target_joint_positions(self, target_joint_positions: npt.ArrayLike) -> None:
+        """Sends target joint positions (any 1-D sequence of numbers, one per joint).
+
+        Raises:
+            ValueError: not a 1-D sequence of numbers; not one value per joint; a NaN or
+                infinite value. Nothing is sent.
+            RuntimeError: no state yet (the joint count is unknown; nothing is sent);
+                JOINT_CONTROL is blacklisted (``RobotDriverClient::send_target_joint_positions
+                ::This method is blacklisted …``); closed.
+        """
+
+    def send_target_joint_velocities(self, target_joint_velocities: npt.ArrayLike) -> None:
+        """Sends target joint velocities; checked as ``send_target_joint_positions``."""
+
+    def send_target_joint_forces(self, target_joint_forces: npt.ArrayLike) -> None:
+        """Sends target joint forces; checked as ``send_target_joint_positions``."""
+
+    def send_homing_signal(self, homing_signal: Sequence[int]) -> None:
+        """Sends a homing signal, one int per joint.
+
+        Raises:
+            ValueError: not one value per joint. TypeError: not a sequence of ints.
+            RuntimeError: as ``send_target_joint_positions``.
+        """
+
+    def send_clear_positions_signal(self, clear_positions_signal: Sequence[int]) -> None:
+        """Sends a clear-positions signal, one int per joint, on ``set/clear_positions`` (the
+        topic servers listen on; the original client used ``set/clear_positions_signal``)."""
+
+    def send_watchdog_trigger(
+        self, status: bool, period: float = 1.0, max_delay: float = 0.5
+    ) -> None:
+        """Sends a watchdog trigger stamped with the system clock: the first arms the
+        bridge's watchdog, which then faults (holding the robot where it is) unless the next
+        comes within ``period`` seconds; ``max_delay`` bounds how far the stamp may lag the
+        bridge's clock; ``status=False`` faults it at once.
+
+        Raises:
+            ValueError: ``period`` not positive or ``max_delay`` negative (nothing is sent).
+            RuntimeError: WATCHDOG_CONTROL is blacklisted; closed.
+        """
+
+    def send_shutdown(self) -> None:
+        """Sends ``data: true`` on ``set/shutdown``: the bridge's loop stops.
+
+        Raises:
+            RuntimeError: closed.
+        """
+
+    def close(self) -> None:
+        """Stops the client's thread and removes its node and topics; a waiting
+        ``wait_for_new_state`` raises RuntimeError. Idempotent."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool: ...

@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
-use numpy::{AllowTypeChange, PyArray1, PyArrayLikeDyn, PyUntypedArrayMethods};
+use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use sas_robot_driver_gazebo::{RobotDriverGazebo as Core, ShutdownToken};
 
+use crate::arrays::{f64_array, f64_vector};
 use crate::config::Configuration;
 use crate::errors::{Error, Result};
 use crate::gil::{released, released_interruptible, DropReleased, Interruption};
@@ -65,10 +66,6 @@ fn arg_type_error(position: &str, expected: &str, got: &Bound<'_, PyAny>) -> PyE
     PyTypeError::new_err(format!(
         "RobotDriverGazebo(): {position} must be a {expected}, got {type_name}."
     ))
-}
-
-fn f64_array<'py>(py: Python<'py>, values: Vec<f64>) -> Bound<'py, PyArray1<f64>> {
-    PyArray1::from_vec(py, values)
 }
 
 #[pymethods]
@@ -174,7 +171,7 @@ impl RobotDriverGazebo {
     fn get_joint_positions<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
         Ok(f64_array(
             py,
-            released(py, || self.core.get_joint_positions())?,
+            &released(py, || self.core.get_joint_positions())?,
         ))
     }
 
@@ -182,7 +179,7 @@ impl RobotDriverGazebo {
     fn get_joint_velocities<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
         Ok(f64_array(
             py,
-            released(py, || self.core.get_joint_velocities())?,
+            &released(py, || self.core.get_joint_velocities())?,
         ))
     }
 
@@ -190,7 +187,7 @@ impl RobotDriverGazebo {
     fn get_joint_torques<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
         Ok(f64_array(
             py,
-            released(py, || self.core.get_joint_torques())?,
+            &released(py, || self.core.get_joint_torques())?,
         ))
     }
 
@@ -201,7 +198,7 @@ impl RobotDriverGazebo {
         py: Python<'py>,
     ) -> Result<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
         let (lower, upper) = released(py, || self.core.get_joint_limits())?;
-        Ok((f64_array(py, lower), f64_array(py, upper)))
+        Ok((f64_array(py, &lower), f64_array(py, &upper)))
     }
 
     /// The latest Gazebo message as cached, in any state (before the first message: NaN
@@ -215,9 +212,9 @@ impl RobotDriverGazebo {
             (snapshot, age)
         });
         let dict = PyDict::new(py);
-        dict.set_item("positions", f64_array(py, snapshot.positions))?;
-        dict.set_item("velocities", f64_array(py, snapshot.velocities))?;
-        dict.set_item("efforts", f64_array(py, snapshot.efforts))?;
+        dict.set_item("positions", f64_array(py, &snapshot.positions))?;
+        dict.set_item("velocities", f64_array(py, &snapshot.velocities))?;
+        dict.set_item("efforts", f64_array(py, &snapshot.efforts))?;
         dict.set_item("sequence", snapshot.sequence)?;
         dict.set_item(
             "sim_time_sec",
@@ -236,20 +233,10 @@ impl RobotDriverGazebo {
         py: Python<'_>,
         target_joint_positions_rad: &Bound<'_, PyAny>,
     ) -> Result<()> {
-        let expected = "RobotDriverGazebo::set_target_joint_positions: expected a 1-D sequence \
-                        of numbers";
-        let target = target_joint_positions_rad
-            .extract::<PyArrayLikeDyn<'_, f64, AllowTypeChange>>()
-            .map_err(|reason| {
-                Error::invalid_argument(format!("{expected}: {}", reason.value(py)))
-            })?;
-        if target.ndim() != 1 {
-            return Err(Error::invalid_argument(format!(
-                "{expected}, got {} dimensions.",
-                target.ndim()
-            )));
-        }
-        let values = target.as_array().iter().copied().collect::<Vec<f64>>();
+        let values = f64_vector(
+            target_joint_positions_rad,
+            "RobotDriverGazebo::set_target_joint_positions",
+        )?;
         released(py, || {
             self.core.set_target_joint_positions(&values)?;
             self.core.forward_targets()

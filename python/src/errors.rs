@@ -1,9 +1,9 @@
 //! The one place where Rust errors become Python exceptions.
 //!
 //! Bad input (an invalid configuration, a refused target, a bad option value) raises
-//! `ValueError`; a call the driver's state does not allow, a transport failure or a cancelled
-//! wait raises `RuntimeError`; a timed-out `initialize()` raises `TimeoutError`. Messages are
-//! the Rust errors' own, which follow the original C++ driver's.
+//! `ValueError`; a call the driver's (or client's) state does not allow, a transport failure
+//! or a cancelled wait raises `RuntimeError`; a timed-out wait raises `TimeoutError`. Messages
+//! are the Rust errors' own, which follow the original C++ driver's.
 
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::PyErr;
@@ -18,6 +18,13 @@ pub(crate) enum Error {
     /// An argument the binding itself rejects (e.g. an unknown option value).
     #[error("{0}")]
     InvalidArgument(String),
+    /// A call the state does not allow (e.g. a closed client, a blacklisted method, nothing
+    /// received yet).
+    #[error("{0}")]
+    NotAvailable(String),
+    /// A wait that ran out of time.
+    #[error("{0}")]
+    TimedOut(String),
     /// Already a Python exception (a failed conversion, KeyboardInterrupt, …).
     #[error(transparent)]
     Python(#[from] PyErr),
@@ -25,6 +32,10 @@ pub(crate) enum Error {
     #[cfg(feature = "ros")]
     #[error(transparent)]
     Bridge(#[from] bridge_node::BridgeError),
+    /// The ROS side of a `RobotDriverClient` could not be made.
+    #[cfg(feature = "ros")]
+    #[error(transparent)]
+    ClientRos(#[from] crate::client_ros::ClientRosError),
     /// rclrs could not initialise a context from the arguments given.
     #[cfg(feature = "ros")]
     #[error("RobotDriverROS: cannot initialise ROS from the arguments given (check --ros-args): {source}")]
@@ -41,6 +52,14 @@ pub(crate) enum Error {
 impl Error {
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
         Error::InvalidArgument(message.into())
+    }
+
+    pub(crate) fn not_available(message: impl Into<String>) -> Self {
+        Error::NotAvailable(message.into())
+    }
+
+    pub(crate) fn timed_out(message: impl Into<String>) -> Self {
+        Error::TimedOut(message.into())
     }
 }
 
@@ -71,14 +90,30 @@ fn bridge_error(error: bridge_node::BridgeError) -> PyErr {
     }
 }
 
+#[cfg(feature = "ros")]
+fn client_ros_error(error: crate::client_ros::ClientRosError) -> PyErr {
+    use crate::client_ros::ClientRosError;
+    match error {
+        // Bad --ros-args, an invalid node name or topic prefix: input.
+        ClientRosError::Init(_) | ClientRosError::Node { .. } | ClientRosError::Topic { .. } => {
+            PyValueError::new_err(error.to_string())
+        }
+        ClientRosError::Executor(_) => PyRuntimeError::new_err(error.to_string()),
+    }
+}
+
 impl From<Error> for PyErr {
     fn from(error: Error) -> PyErr {
         match error {
             Error::Driver(error) => driver_error(error),
             Error::InvalidArgument(message) => PyValueError::new_err(message),
+            Error::NotAvailable(message) => PyRuntimeError::new_err(message),
+            Error::TimedOut(message) => PyTimeoutError::new_err(message),
             Error::Python(error) => error,
             #[cfg(feature = "ros")]
             Error::Bridge(error) => bridge_error(error),
+            #[cfg(feature = "ros")]
+            Error::ClientRos(error) => client_ros_error(error),
             #[cfg(feature = "ros")]
             error @ Error::RosInit { .. } => PyValueError::new_err(error.to_string()),
             #[cfg(feature = "ros")]

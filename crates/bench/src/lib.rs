@@ -13,6 +13,9 @@
 //! - [`procstat`]: CPU (user+sys, % of one core), RSS and wake-ups of the processes under test,
 //!   sampled from `/proc` once a second.
 //!
+//! Client processes may record when they read each state ([`readers`]); the monitor times
+//! those reads like the bridge's reports.
+//!
 //! For runs with many robots in one bridge process, the monitor can also send the benchmark's
 //! sinusoid targets itself ([`drive`]).
 //!
@@ -23,6 +26,7 @@ pub mod drive;
 pub mod exact;
 pub mod original;
 pub mod procstat;
+pub mod readers;
 pub mod recording;
 pub mod spec;
 pub mod stats;

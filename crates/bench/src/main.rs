@@ -23,6 +23,7 @@ use bench::drive;
 use bench::exact::{self, Window};
 use bench::original;
 use bench::procstat::{self, ProcessSampler};
+use bench::readers;
 use bench::recording::{
     CommandSample, GazeboSample, JointPicker, MonotonicClock, ReportSample, RobotRecording,
     SharedRecording, TargetSample,
@@ -94,6 +95,8 @@ fn main() -> ExitCode {
 
 fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Result<()> {
     let clock = MonotonicClock::start();
+    // The monitor clock's epoch on CLOCK_MONOTONIC, where client processes record their reads.
+    let monotonic_epoch_ns = readers::monotonic_now_ns() - clock.now_ns();
     let recordings: Vec<SharedRecording> = spec
         .robots
         .iter()
@@ -332,6 +335,12 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
         if index == 0 {
             trajectory = trajectory_excerpt(spec, &recording, &rows, start_ns);
         }
+        let mut reads = serde_json::Map::new();
+        for reader in spec.readers.iter().filter(|r| r.robot == robot.name) {
+            let samples = readers::load(&reader.path, monotonic_epoch_ns)?;
+            let lag = exact::state_lag_by_stamp(&recording.gazebo, &samples, window);
+            reads.insert(reader.label.clone(), json!(lag));
+        }
         robots.push(json!({
             "name": robot.name,
             "joint_names": robot.joint_names,
@@ -341,6 +350,7 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
                 exact::command_lag(&recording.targets, &recording.commands, window)
             }),
             "gazebo_delivery": exact::gazebo_delivery(&recording.gazebo, window),
+            "reads": (!reads.is_empty()).then_some(reads),
             "original_method": figure,
             "limits_received": limits_received[index].load(Ordering::Relaxed),
             "limits_rate_hz": round(

@@ -105,6 +105,17 @@ pub struct WatchSpec {
     pub exclude_threads: Vec<String>,
 }
 
+/// A client process that records when it read each joint state (see [`crate::readers`]).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct ReaderSpec {
+    /// What it is (`client_rclpy`, …); its figures are keyed by it.
+    pub label: String,
+    /// The robot (by `name`) whose states it reads.
+    pub robot: String,
+    /// The file it appends its reads to.
+    pub path: std::path::PathBuf,
+}
+
 /// One monitor run.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct RunSpec {
@@ -129,6 +140,9 @@ pub struct RunSpec {
     /// one subscriber, as it is the bridge's.
     #[serde(default)]
     pub floor_topic: Option<String>,
+    /// Client processes whose reads are timed.
+    #[serde(default)]
+    pub readers: Vec<ReaderSpec>,
 }
 
 fn default_trajectory_s() -> f64 {
@@ -182,6 +196,14 @@ impl RunSpec {
         for robot in &self.robots {
             if robot.joint_names.is_empty() {
                 return Err(format!("robot {:?} has no joint_names", robot.name));
+            }
+        }
+        for reader in &self.readers {
+            if !self.robots.iter().any(|robot| robot.name == reader.robot) {
+                return Err(format!(
+                    "reader {:?} reads robot {:?}, which is not among the robots",
+                    reader.label, reader.robot
+                ));
             }
         }
         Ok(())

@@ -65,6 +65,7 @@ pub use process::ros_log::RosLogLayer;
 pub use process::stop_signals::{StopSignals, Teardown, STOP_SIGNALS, TEARDOWN_BOUND};
 pub use robot::control_loop::{LoopStatistics, RobotDriverRos};
 pub use robot::counters::RobotCountersSnapshot;
+pub use robot::messages::{multi_array, stamp_from_nanos};
 pub use robot::schedule::DeadlineGrid;
 pub use robot::watchdog::WatchdogFault;
 

@@ -10,7 +10,7 @@ use sas_robot_driver_gazebo::JointSnapshot;
 
 /// A ROS stamp for a time in nanoseconds since the clock's epoch. Times before the epoch are
 /// normalised to a negative `sec` and a `nanosec` in [0, 1e9); seconds beyond `i32` saturate.
-pub(crate) fn stamp_from_nanos(nanos: i128) -> Time {
+pub fn stamp_from_nanos(nanos: i128) -> Time {
     const NANOS_PER_SEC: i128 = 1_000_000_000;
     let sec = nanos.div_euclid(NANOS_PER_SEC);
     let sec = sec.clamp(i32::MIN as i128, i32::MAX as i128) as i32;
@@ -65,7 +65,7 @@ impl JointStateMessage {
 }
 
 /// A `std_msgs/Float64MultiArray` holding `values` (layout left empty, as the original).
-pub(crate) fn multi_array(values: &[f64]) -> Float64MultiArray {
+pub fn multi_array(values: &[f64]) -> Float64MultiArray {
     Float64MultiArray {
         data: rosidl_runtime_rs::Sequence::from(values),
         ..Default::default()
