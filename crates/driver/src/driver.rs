@@ -3,7 +3,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gz_transport::msgs::{Double, Model};
-use gz_transport::{MessageInfo, Node, NodeOptions, Publisher, Subscription};
+use gz_transport::{
+    GzMessage, MessageInfo, Node, NodeOptions, Publisher, RawPublisher, Subscription,
+};
 use parking_lot::{Mutex, RwLock};
 
 use crate::cache::Interest;
@@ -607,8 +609,7 @@ impl RobotDriverGazebo {
     /// whose controller's connection just completed) is sent the target now, once.
     ///
     /// # Errors
-    /// Not connected; a publication failed (the other joints are still sent; the first
-    /// failure is returned).
+    /// Not connected; the transport has shut down.
     pub fn forward_targets(&self) -> Result<bool, DriverError> {
         let mut target = self.target.lock();
         let links = self.links.lock();
@@ -632,8 +633,7 @@ impl RobotDriverGazebo {
         let Target {
             values, reached, ..
         } = &mut *target;
-        let mut sent = false;
-        let mut first_error = None;
+        let mut sends = Vec::new();
         for ((publisher, &data), reached) in links.publishers.iter().zip(values.iter()).zip(reached)
         {
             let subscriptions = publisher.subscriptions();
@@ -641,17 +641,25 @@ impl RobotDriverGazebo {
                 continue;
             }
             *reached = subscriptions;
-            sent = true;
-            if let Err(source) = publisher.publish(&Double { header: None, data }) {
-                first_error.get_or_insert(DriverError::Publish {
-                    topic: publisher.topic().to_string(),
-                    source,
-                });
-            }
+            sends.push((publisher.raw(), Double { header: None, data }.to_payload()));
         }
         if all {
             target.forwarded = Some((target.generation, now));
         }
-        first_error.map_or(Ok(sent), Err)
+        if sends.is_empty() {
+            return Ok(false);
+        }
+        // One write per simulator for all joints.
+        let together: Vec<(&RawPublisher, &[u8])> = sends
+            .iter()
+            .map(|(publisher, payload)| (*publisher, payload.as_slice()))
+            .collect();
+        self.node
+            .publish_together(&together)
+            .map_err(|source| DriverError::Publish {
+                topic: together[0].0.topic().to_string(),
+                source,
+            })?;
+        Ok(true)
     }
 }

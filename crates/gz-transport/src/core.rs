@@ -296,27 +296,37 @@ impl Core {
         }
     }
 
-    pub fn publish(&self, fqn: &str, type_name: &str, payload: &[u8]) -> Result<(), Error> {
+    /// Sends each `(fqn, type name, payload)` to its subscribers; the messages to one
+    /// subscriber go out together.
+    pub fn publish(&self, messages: &[(&str, &str, &[u8])]) -> Result<(), Error> {
         if self.is_shutting_down() {
             return Err(Error::Closed);
         }
-        let msg = DataMessage {
-            topic: fqn,
-            address: &self.address,
-            payload,
-            type_name,
-        };
+        let frames: Vec<[&[u8]; 4]> = messages
+            .iter()
+            .map(|&(topic, type_name, payload)| {
+                DataMessage {
+                    topic,
+                    address: &self.address,
+                    payload,
+                    type_name,
+                }
+                .frames()
+            })
+            .collect();
         // Written to each subscriber's socket here, on the publishing thread; only what a
         // socket does not take is left to the receive thread. Beyond the high-water mark a
         // slow subscriber loses messages, as from a ZeroMQ PUB.
-        let published = self.outbox.lock().publish(&msg.frames());
+        let published = self.outbox.lock().publish(&frames);
         if published.queued {
             self.command(Command::Flush);
         }
         self.counters
             .messages_not_sent
             .fetch_add(published.dropped as u64, Ordering::Relaxed);
-        bump(&self.counters.messages_published);
+        self.counters
+            .messages_published
+            .fetch_add(messages.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 

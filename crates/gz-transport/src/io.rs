@@ -284,27 +284,38 @@ impl Outbox {
         ))
     }
 
-    /// Sends `frames` (topic first) to every subscriber whose filter matches the topic.
-    pub fn publish(&mut self, frames: &[&[u8]]) -> Published {
-        let topic = frames[0];
+    /// Sends each message's `frames` (topic first) to every subscriber whose filter matches its
+    /// topic: queued on each link, then written with one write per link (the joints of one
+    /// target reach a simulator in one segment, read with one wake-up).
+    pub fn publish(&mut self, messages: &[[&[u8]; 4]]) -> Published {
         let mut published = Published {
             sent: 0,
             dropped: 0,
             queued: false,
         };
-        if !self.links.iter().any(|link| link.accepts(topic)) {
-            return published;
-        }
-        self.scratch.clear();
-        zmtp::encode_message(&mut self.scratch, frames);
-        for link in self.links.iter_mut().filter(|link| link.accepts(topic)) {
-            if link.queue.messages >= self.hwm {
-                published.dropped += 1;
+        let mut touched = vec![None; self.links.len()];
+        for frames in messages {
+            let topic = frames[0];
+            if !self.links.iter().any(|link| link.accepts(topic)) {
                 continue;
             }
-            published.sent += 1;
-            let was_empty = link.queue.is_empty();
-            link.queue.push(&self.scratch);
+            self.scratch.clear();
+            zmtp::encode_message(&mut self.scratch, frames);
+            for (link, was_empty) in self.links.iter_mut().zip(touched.iter_mut()) {
+                if !link.accepts(topic) {
+                    continue;
+                }
+                if link.queue.messages >= self.hwm {
+                    published.dropped += 1;
+                    continue;
+                }
+                published.sent += 1;
+                was_empty.get_or_insert(link.queue.is_empty());
+                link.queue.push(&self.scratch);
+            }
+        }
+        for (link, was_empty) in self.links.iter_mut().zip(touched) {
+            let Some(was_empty) = was_empty else { continue };
             // A broken link is found and closed by the receive thread (it reads EOF or an
             // error there); here it only keeps its queue.
             let drained = link.queue.flush(&mut link.stream).unwrap_or(false);

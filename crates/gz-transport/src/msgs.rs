@@ -56,6 +56,11 @@ impl std::str::FromStr for MsgsPrefix {
 pub trait GzMessage: prost::Message + Default + Send + 'static {
     /// The unqualified type name, e.g. `"Double"`; the full name is prefix + this.
     const SHORT_NAME: &'static str;
+
+    /// The payload as sent (for [`Node::publish_together`](crate::Node::publish_together)).
+    fn to_payload(&self) -> Vec<u8> {
+        self.encode_to_vec()
+    }
 }
 
 macro_rules! gz_message {

@@ -369,6 +369,26 @@ impl Node {
         }
     }
 
+    /// Publishes each `(publisher, payload)` as [`RawPublisher::publish_raw`] does, the
+    /// messages to one subscriber together: one write per subscriber (the joints of one
+    /// target reach a simulator in one segment). The publishers must be this node's.
+    ///
+    /// # Errors
+    /// The node has shut down.
+    pub fn publish_together(&self, messages: &[(&RawPublisher, &[u8])]) -> Result<(), Error> {
+        let messages: Vec<(&str, &str, &[u8])> = messages
+            .iter()
+            .map(|(publisher, payload)| {
+                (
+                    publisher.fqn.as_str(),
+                    publisher.type_name.as_str(),
+                    *payload,
+                )
+            })
+            .collect();
+        self.core().publish(&messages)
+    }
+
     /// Counters of received, dropped and published traffic.
     pub fn stats(&self) -> TransportStats {
         self.core().stats()
@@ -428,7 +448,7 @@ impl RawPublisher {
     pub fn publish_raw(&self, payload: &[u8]) -> Result<(), Error> {
         self.handle
             .core
-            .publish(&self.fqn, &self.type_name, payload)
+            .publish(&[(&self.fqn, &self.type_name, payload)])
     }
     pub fn topic(&self) -> &str {
         &self.topic
