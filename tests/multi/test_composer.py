@@ -7,8 +7,10 @@ message prefix so the real Ignition CLI can read Gazebo's positions independentl
 import json
 import math
 import signal
+import time
 
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -209,3 +211,45 @@ def test_a_bad_composer_parameter_or_robot_parameter_file_exits_2_naming_it(
                               world.params_file(f'longboy_sim:\n  ros__parameters:\n    {block}\n'))
     assert composer.wait_exit(START_S) == 2, composer.output()
     assert message in composer.output()
+
+
+def test_a_stalled_robot_warns_the_composer_once_per_real_outage_and_never_for_a_short_stall(
+        world):
+    """ur3e_sim's bridge is stopped (SIGSTOP) for 150 ms five times, then for 1.5 s: the
+    composite is stale each time (and publishes nothing then), but only the long outage is
+    warned about, once, with its end; the short ones are counted on /diagnostics."""
+    world.sim(LONGBOY_WORLD, '--msgs-prefix', 'ignition.msgs.')
+    world.node_process('r820_sim', LONGBOY_CONFIG, *FORTRESS)
+    ur3e = world.node_process('ur3e_sim', LONGBOY_CONFIG, *FORTRESS)
+    composer = world.composer('longboy_sim', LONGBOY_CONFIG)
+    statuses = world.subscribe(DiagnosticArray, '/diagnostics')
+    longboy = world.subscribe(JointState, '/longboy_sim/get/joint_states')
+    world.wait_for(lambda: len(longboy) > 50, START_S, 'the composite\'s states')
+
+    def stall(seconds: float):
+        ur3e.signal(signal.SIGSTOP)
+        time.sleep(seconds)  # the stall itself: what the test does to the robot
+        ur3e.signal(signal.SIGCONT)
+        world.spin_for(0.4)
+
+    for _ in range(5):
+        stall(0.15)
+    stall(1.5)
+    world.wait_for(lambda: composer.count('again after an outage') >= 1, 10,
+                   'the end of the long outage')
+    world.spin_for(1.5)  # a /diagnostics status after it
+
+    warnings = [line for line in composer.lines if 'is stale' in line]
+    resumed = [line for line in composer.lines if 'again after an outage' in line]
+    outages_ms = [float(line.split('outage of ')[1].split(' ms')[0]) for line in resumed]
+    # One warning and one end per outage past the 500 ms budget, none for the 150 ms stalls
+    # (a loaded machine may add a long stall of its own: each warned outage is a long one).
+    assert len(warnings) == len(resumed) >= 1, composer.output()
+    assert all(outage >= 500 for outage in outages_ms), outages_ms
+    assert any(outage >= 1400 for outage in outages_ms), outages_ms
+    # The short stalls still show: counted on /diagnostics.
+    status = next(s for array in reversed(statuses) for s in array.status
+                  if s.hardware_id == 'longboy_sim')
+    values = {kv.key: kv.value for kv in status.values}
+    assert int(values['short_stalls']) >= 3, values
+    assert int(values['stale_episodes']) >= int(values['short_stalls']) + 1, values

@@ -9,7 +9,10 @@
 //! [`LimitsPublishing::Periodic`] keeps the original's every-period publishing.
 //!
 //! A new subscriber is seen by its publisher's matched-subscription count, looked at in the
-//! robot's periodic checks (which ride on Gazebo's messages, so it costs no wake-up). A
+//! robot's periodic checks (which ride on Gazebo's messages, so it costs no wake-up). The
+//! limits go out then and once more [`CONFIRM_AFTER`] later: discovery matches the two sides
+//! separately, and a sample sent the moment our side matched may reach a reader that has not
+//! matched us yet, which drops it; DDS would repair that only at a later heartbeat. A
 //! transient-local publisher would not do: DDS sends a volatile reader (the original's
 //! clients) a GAP instead of the stored sample.
 
@@ -20,6 +23,9 @@ use ros_env::std_msgs::msg::rmw::Float64MultiArray;
 
 use crate::robot::messages::multi_array;
 use crate::LimitsPublishing;
+
+/// When the limits go out again after a new subscriber matched (see the module documentation).
+pub(crate) const CONFIRM_AFTER: Duration = Duration::from_millis(50);
 
 /// The two limit topics of one robot and when they are due.
 pub(crate) struct JointLimitsTopics {
@@ -32,6 +38,8 @@ pub(crate) struct JointLimitsTopics {
     subscribers: usize,
     /// When the limits were last published.
     published_at: Option<Instant>,
+    /// When they go out again for a subscriber that matched.
+    confirm_at: Option<Instant>,
 }
 
 impl JointLimitsTopics {
@@ -49,6 +57,7 @@ impl JointLimitsTopics {
             heartbeat,
             subscribers: 0,
             published_at: None,
+            confirm_at: None,
         }
     }
 
@@ -61,10 +70,12 @@ impl JointLimitsTopics {
         let due = match self.publishing {
             LimitsPublishing::Periodic => true,
             LimitsPublishing::OnChange => {
-                let new_subscriber = self.new_subscriber();
-                self.published_at.is_none()
-                    || new_subscriber
-                    || self.heartbeat_at().is_some_and(|at| now >= at)
+                if self.new_subscriber() {
+                    self.confirm_at = Some(now + CONFIRM_AFTER);
+                    true
+                } else {
+                    self.published_at.is_none() || self.heartbeat_at().is_some_and(|at| now >= at)
+                }
             }
         };
         if !due {
@@ -73,6 +84,9 @@ impl JointLimitsTopics {
         self.min.publish(&self.messages.0)?;
         self.max.publish(&self.messages.1)?;
         self.published_at = Some(now);
+        if self.confirm_at.is_some_and(|at| now >= at) {
+            self.confirm_at = None;
+        }
         Ok(true)
     }
 
@@ -87,12 +101,18 @@ impl JointLimitsTopics {
         more
     }
 
-    /// When the limits are due again without a new subscriber (`None`: not by time alone;
-    /// periodic publishing follows the loop's periods).
+    /// When the limits are due again without a new subscriber: the confirmation of a match,
+    /// or the heartbeat (`None`: not by time alone; periodic publishing follows the periods).
     pub fn heartbeat_at(&self) -> Option<Instant> {
         match self.publishing {
             LimitsPublishing::Periodic => None,
-            LimitsPublishing::OnChange => Some(self.published_at? + self.heartbeat?),
+            LimitsPublishing::OnChange => {
+                let heartbeat = self
+                    .published_at
+                    .zip(self.heartbeat)
+                    .map(|(at, heartbeat)| at + heartbeat);
+                [heartbeat, self.confirm_at].into_iter().flatten().min()
+            }
         }
     }
 }
