@@ -199,6 +199,12 @@ class RobotDriverGazebo:
             RuntimeError: ``RobotDriverGazebo: joint torques not initialized.``
         """
 
+    def get_non_finite_joints(self) -> list[str]:
+        """The joints whose latest state from Gazebo has a NaN or infinite position, velocity
+        or effort, e.g. ``["elbow_joint position NaN"]``; empty while all are finite. The
+        getters return such values as Gazebo sent them (a physics blow-up), with a
+        ``RuntimeWarning`` naming them."""
+
     def get_joint_limits(self) -> tuple[_FloatArray, _FloatArray]:
         """``(lower, upper)`` limits captured by ``initialize()``; ±inf for unbounded joints.
 

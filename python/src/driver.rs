@@ -169,26 +169,30 @@ impl RobotDriverGazebo {
 
     /// Latest joint positions (rad or m), float64, in `joint_names` order.
     fn get_joint_positions<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
-        Ok(f64_array(
-            py,
-            &released(py, || self.core.get_joint_positions())?,
-        ))
+        let values = released(py, || self.core.get_joint_positions())?;
+        self.warn_if_non_finite(py, &values)?;
+        Ok(f64_array(py, &values))
     }
 
     /// Latest joint velocities, float64, in `joint_names` order.
     fn get_joint_velocities<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
-        Ok(f64_array(
-            py,
-            &released(py, || self.core.get_joint_velocities())?,
-        ))
+        let values = released(py, || self.core.get_joint_velocities())?;
+        self.warn_if_non_finite(py, &values)?;
+        Ok(f64_array(py, &values))
     }
 
     /// Latest joint efforts (Gazebo's `axis1.force`), float64, in `joint_names` order.
     fn get_joint_torques<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
-        Ok(f64_array(
-            py,
-            &released(py, || self.core.get_joint_torques())?,
-        ))
+        let values = released(py, || self.core.get_joint_torques())?;
+        self.warn_if_non_finite(py, &values)?;
+        Ok(f64_array(py, &values))
+    }
+
+    /// The joints whose latest state from Gazebo has a NaN or infinite position, velocity or
+    /// effort, e.g. `["elbow_joint position nan"]`; empty while all are finite. The getters
+    /// pass such values on as Gazebo sent them, with a RuntimeWarning naming them.
+    fn get_non_finite_joints(&self, py: Python<'_>) -> Vec<String> {
+        released(py, || self.core.non_finite_joints())
     }
 
     /// `(lower, upper)` limits captured by `initialize()`; ±inf for unbounded joints.
@@ -251,6 +255,30 @@ impl RobotDriverGazebo {
             configuration.joint_names,
             configuration.joint_states_topic,
             self.core.state()
+        )
+    }
+}
+
+impl RobotDriverGazebo {
+    /// A RuntimeWarning naming the joints when a getter returns a non-finite value (Gazebo's,
+    /// passed on as received). Python's warning filters decide how often it shows (once per
+    /// call site by default).
+    fn warn_if_non_finite(&self, py: Python<'_>, values: &[f64]) -> PyResult<()> {
+        if values.iter().all(|v| v.is_finite()) {
+            return Ok(());
+        }
+        let joints = released(py, || self.core.non_finite_joints());
+        let message = std::ffi::CString::new(format!(
+            "RobotDriverGazebo: Gazebo's latest joint state has non-finite values ({}); they \
+             are returned as received",
+            joints.join(", ")
+        ))
+        .unwrap_or_default();
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+            &message,
+            1,
         )
     }
 }

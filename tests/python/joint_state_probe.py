@@ -6,8 +6,9 @@ Waits (at most 60 s) for the first message on TOPIC, then measures the messages 
 published during the next SECONDS, by their DDS source timestamps (when the bridge published
 them), so that this process being slow to take them changes nothing:
 - rate: messages published in the window / SECONDS; and the rate a bridge publishing each
-  Gazebo message on arrival under the bridge's rate cap (¾ PERIOD apart, or within a budget
-  of n + 4 over any n PERIODs) would reach from the Gazebo messages this process saw arrive: Gazebo
+  Gazebo message on arrival under the bridge's rate cap (none for a Gazebo slower than 4/3 of
+  the loop's rate, else n + 4 over any n PERIODs) would reach from the Gazebo messages this
+  process saw arrive: Gazebo
   starved by other load sends late and in bursts, and a burst is published as its latest;
 - state age: when the bridge published a state minus when Gazebo's message it came from was
   received; and staleness: how long before publishing a newer Gazebo message had arrived
@@ -131,20 +132,18 @@ gaps_ms = [1e3 * (b[0] - a[0]) for a, b in zip(window, window[1:])]
 
 def capped_publications(arrivals: list[float]) -> int:
     """How many states an ideal on-arrival bridge under the rate cap publishes from messages
-    arriving at `arrivals` (sorted): a message goes out on arrival once ¾ period passed since
-    the last publication, or while the budget (n + 4 over any n periods) lasts; otherwise at
-    the budget's slot or with a later message that may go out, the latest winning."""
-    count, schedule, last, i = 0, arrivals[0] if arrivals else 0.0, None, 0
-
-    def allows(at: float) -> bool:
-        return at >= schedule - 4 * period or last is None or at >= last + 0.75 * period
-
+    arriving at `arrivals` (sorted): every one, unless Gazebo sends at least 4/3 as fast as the
+    loop; then at most n + 4 over any n periods, a message held back going out at the
+    budget's slot, the latest winning."""
+    if len(arrivals) < 2:
+        return len(arrivals)
+    gaps = sorted(b - a for a, b in zip(arrivals, arrivals[1:]))
+    if gaps[len(gaps) // 2] >= 0.75 * period:
+        return len(arrivals)
+    count, schedule, i = 0, arrivals[0], 0
     while i < len(arrivals):
-        at = arrivals[i]
-        if not allows(at):
-            later = [a for a in arrivals[i + 1:] if a < schedule - 4 * period and allows(a)]
-            at = later[0] if later else schedule - 4 * period
-        count, schedule, last = count + 1, max(schedule, at) + period, at
+        at = max(arrivals[i], schedule - 4 * period)
+        count, schedule = count + 1, max(schedule, at) + period
         while i < len(arrivals) and arrivals[i] <= at:
             i += 1
     return count

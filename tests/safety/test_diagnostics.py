@@ -12,7 +12,8 @@ from conftest import (CONFIG, START_S, Controller, python_bridge, statuses, ur3e
                       values)
 
 KEYS = {'state_age_sec', 'gazebo_rate_hz', 'ros_publish_rate_hz', 'gazebo_messages',
-        'messages_never_reported', 'stale_episodes', 'short_stalls', 'periods', 'overruns',
+        'messages_never_reported', 'stale_episodes', 'short_stalls', 'non_finite_messages',
+        'periods', 'overruns',
         'targets_accepted', 'targets_refused', 'targets_clamped', 'targets_superseded',
         'watchdog'}
 

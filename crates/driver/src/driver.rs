@@ -501,6 +501,27 @@ impl RobotDriverGazebo {
         Ok(field(self.snapshot()))
     }
 
+    /// The joints whose latest state from Gazebo has a NaN or infinite position, velocity or
+    /// effort, with what (`elbow_joint position NaN`): the getters pass such values on as
+    /// Gazebo sent them (a physics blow-up), and this says so. Empty while all are finite.
+    pub fn non_finite_joints(&self) -> Vec<String> {
+        let snapshot = self.snapshot();
+        let mut found = Vec::new();
+        for (joint, name) in self.config.joint_names.iter().enumerate() {
+            for (what, value) in [
+                ("position", snapshot.positions[joint]),
+                ("velocity", snapshot.velocities[joint]),
+                ("effort", snapshot.efforts[joint]),
+            ] {
+                // A joint never seen is NaN too: not Gazebo's doing, not reported here.
+                if !value.is_finite() && snapshot.last_seen[joint] > 0 {
+                    found.push(format!("{name} {what} {value}"));
+                }
+            }
+        }
+        found
+    }
+
     /// Latest joint positions, in configuration order.
     ///
     /// # Errors

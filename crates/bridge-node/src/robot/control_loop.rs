@@ -47,12 +47,12 @@ pub struct LoopStatistics {
 /// the per-message path):
 ///
 /// * `get/joint_states` ([`JointStatesPublishing`]): by default from the driver's receive
-///   path the moment a Gazebo message is in the cache, rate-capped for a Gazebo faster than
-///   the loop (¾ of a period apart, or within a budget of n + 4 over n periods; a message
-///   held back is published at the budget's slot or with a later one, the latest winning; a
-///   composite's state once every part sent a newer message, or half a period after the
-///   first did); `Grid`: every period of an absolute-deadline grid of the monotonic clock,
-///   whatever is in the cache (the original's).
+///   path the moment a Gazebo message is in the cache; capped to one per period (with a
+///   budget of n + 4 over n periods) once Gazebo is measured sending at least 4/3 as fast as
+///   the loop, a message held back being published at the budget's slot or with a later one,
+///   the latest winning; a composite's state once every part sent a newer message, or half a
+///   period after the first did; `Grid`: every period of an absolute-deadline grid of the
+///   monotonic clock, whatever is in the cache (the original's).
 /// * `set/target_joint_positions` ([`TargetForwarding`]): by default validated and sent the
 ///   moment it arrives, and again after `target_keepalive_sec` without a new one; `Periodic`:
 ///   every period (the original's).

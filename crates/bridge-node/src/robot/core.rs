@@ -31,6 +31,7 @@ use crate::robot::alarm::Alarm;
 use crate::robot::counters::{bump, RobotCounters};
 use crate::robot::limits::JointLimitsTopics;
 use crate::robot::messages::{stamp_from_nanos, JointStateMessage};
+use crate::robot::non_finite::{NonFiniteEvent, NonFiniteStates};
 use crate::robot::rate_limit::{suppressed_note, RateLimit};
 use crate::robot::safety::stop_safely;
 use crate::robot::server::TargetMailbox;
@@ -60,6 +61,8 @@ const ALARM_PUSH_MARGIN: Duration = Duration::from_millis(10);
 pub(crate) struct Core<D: RobotDriver + ?Sized> {
     pub driver: Arc<D>,
     pub config: RobotDriverRosConfiguration,
+    /// The driver's joint names (empty if it does not name them), for log lines.
+    joint_names: Vec<String>,
     joint_states: Publisher<JointState>,
     /// Armed by `set/watchdog_trigger`; checked in the duties and at its deadline.
     watchdog: Arc<Mutex<Watchdog>>,
@@ -105,6 +108,7 @@ pub(crate) struct Work {
     /// The limits as values, for the watchdog's hold.
     limit_values: (Vec<f64>, Vec<f64>),
     staleness: Staleness,
+    non_finite: NonFiniteStates,
     /// The watchdog fault that ended the loop (the robot holds its last measured position).
     pub fault: Option<BridgeError>,
     /// Sequence and arrival of the last state published.
@@ -133,8 +137,9 @@ impl<D: RobotDriver + ?Sized> Core<D> {
     ) -> Self {
         let now = Instant::now();
         let joint_count = driver.joint_count();
+        let joint_names = driver.joint_names();
         let work = Work {
-            message: JointStateMessage::new(&driver.joint_names(), joint_count),
+            message: JointStateMessage::new(&joint_names, joint_count),
             snapshot: JointSnapshot::new(joint_count),
             state_cap: RateCap::new(config.thread_sampling_time, now),
             pending: None,
@@ -142,6 +147,7 @@ impl<D: RobotDriver + ?Sized> Core<D> {
             limits,
             limit_values,
             staleness: Staleness::new(),
+            non_finite: NonFiniteStates::default(),
             fault: None,
             published: (0, None),
             seen: (0, None),
@@ -152,6 +158,7 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         Core {
             driver,
             config,
+            joint_names,
             joint_states,
             watchdog,
             stop,
@@ -212,6 +219,9 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         // A composite's state is new once every part sent a newer message (its sequence is
         // the oldest part's); a part's message alone waits a little for the others.
         let complete = work.snapshot.sequence > work.published.0;
+        if complete {
+            work.state_cap.arrived(now);
+        }
         if complete && work.state_cap.allows(now) && !work.staleness.is_stale() {
             self.publish_state(work, now);
         } else if !work.staleness.is_stale() {
@@ -263,6 +273,51 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         work.seen = (sequence, received_at);
         if work.staleness.is_stale() {
             self.check_staleness(work, now);
+        }
+        if new > 0 {
+            self.check_finite(work, now);
+        }
+    }
+
+    /// Tells when Gazebo's states carry NaN or infinite values (passed on as received).
+    fn check_finite(&self, work: &mut Work, now: Instant) {
+        let event = work
+            .non_finite
+            .check(&work.snapshot, &self.joint_names, now);
+        let Some(event) = event else {
+            if self.counters.non_finite.lock().is_some() {
+                bump(&self.counters.non_finite_messages);
+            }
+            return;
+        };
+        let robot = &self.config.robot_name;
+        let topic = self.driver.state_source();
+        let _span = tracing::info_span!("robot", name = %robot).entered();
+        match event {
+            NonFiniteEvent::Started(joints) => {
+                bump(&self.counters.non_finite_messages);
+                let first = self
+                    .counters
+                    .non_finite
+                    .lock()
+                    .replace(joints.clone())
+                    .is_none();
+                if first {
+                    tracing::error!(
+                        "::Robot {robot}: Gazebo's joint states on [{topic}] carry non-finite \
+                         values: {joints}. They are passed on as received (a physics blow-up?); \
+                         /diagnostics shows ERROR while it lasts."
+                    );
+                }
+            }
+            NonFiniteEvent::Ended { messages, lasted } => {
+                *self.counters.non_finite.lock() = None;
+                tracing::info!(
+                    "::Robot {robot}: Gazebo's joint states on [{topic}] are finite again after \
+                     {messages} message(s) with non-finite values over {:.1} ms.",
+                    lasted.as_secs_f64() * 1e3
+                );
+            }
         }
     }
 
@@ -635,43 +690,70 @@ impl PeriodFailures {
     }
 }
 
-/// The rate cap of joint-state publications, for a Gazebo that sends faster than the loop's
-/// period. A state goes out on arrival if ¾ of a period passed since the last publication,
-/// or while the budget of n + [`RATE_CAP_BURST`] publications over any n periods lasts;
-/// otherwise it waits for the budget's next slot (or for a later message that may go out,
-/// the latest winning).
+/// The rate cap of joint-state publications: at most one per period in the long run (with a
+/// budget of n + [`RATE_CAP_BURST`] over any n periods) — once Gazebo is measured sending at
+/// least 4/3 as fast as the loop's period. Slower than that, every message goes out as it
+/// arrives: messages at the loop's rate only jitter (two a little closer than a period on a
+/// loaded machine), and a burst of them (Gazebo catching up after a stall) is short. A held
+/// back state waits for the budget's slot, or for a later one that may go out, the latest
+/// winning.
 ///
-/// Both rules are needed. The spacing alone held back every message that followed a late
-/// one (messages jitter on a loaded machine); the budget alone, once a burst (Gazebo
-/// catching up after a stall) had used it up, held back every later message by the same
-/// offset for as long as Gazebo kept the loop's rate, each one published by a wake-up of the
-/// loop thread. A Gazebo twice as fast as the loop gets one publication per period; one a
-/// little faster (up to 4/3 of the loop's rate) gets all of its messages through.
+/// Why the cap engages only then: capped at exactly the loop's rate, a Gazebo at that same
+/// rate, once a catch-up burst had used the budget, had every later message held back by the
+/// same offset (each published by a wake-up of the loop thread) for as long as it kept the
+/// rate; a minimum spacing between publications instead held back every message that
+/// followed a late one.
 struct RateCap {
     period: Duration,
-    last: Option<Instant>,
     /// Advances one period per publication (from the publication, if later): the budget.
     schedule: Instant,
+    /// Gazebo's message interval (an average over tens of messages, outages left out), and
+    /// the last arrival it was measured from.
+    interval: Option<Duration>,
+    last_arrival: Option<Instant>,
 }
 
 /// Publications the budget lets through ahead of the loop's rate.
 const RATE_CAP_BURST: u32 = 4;
+/// Weight of a new interval in Gazebo's measured interval: slow enough that a catch-up burst
+/// barely moves it.
+const RATE_CAP_INTERVAL_WEIGHT: f64 = 1.0 / 64.0;
 
 impl RateCap {
     fn new(period: Duration, now: Instant) -> Self {
         RateCap {
             period,
-            last: None,
             schedule: now,
+            interval: None,
+            last_arrival: None,
         }
+    }
+
+    /// Measures Gazebo's rate from a message arriving at `at`.
+    fn arrived(&mut self, at: Instant) {
+        if let Some(last) = self.last_arrival.replace(at) {
+            let interval = at.saturating_duration_since(last);
+            self.interval = Some(match self.interval {
+                None => interval,
+                // An outage is not an interval of Gazebo's rate.
+                Some(average) if interval > average * 10 => average,
+                Some(average) => {
+                    average.mul_f64(1.0 - RATE_CAP_INTERVAL_WEIGHT)
+                        + interval.mul_f64(RATE_CAP_INTERVAL_WEIGHT)
+                }
+            });
+        }
+    }
+
+    /// Whether Gazebo sends fast enough for the cap to apply (unknown: it applies).
+    fn engaged(&self) -> bool {
+        self.interval
+            .is_none_or(|interval| interval * 4 < self.period * 3)
     }
 
     /// Whether a state arriving at `now` may go out at once.
     fn allows(&self, now: Instant) -> bool {
-        now >= self.slot()
-            || self
-                .last
-                .is_none_or(|last| now >= last + self.period * 3 / 4)
+        !self.engaged() || now >= self.slot()
     }
 
     /// When the budget lets a held-back state out.
@@ -682,8 +764,13 @@ impl RateCap {
     }
 
     fn take(&mut self, now: Instant) {
-        self.last = Some(now);
-        self.schedule = self.schedule.max(now) + self.period;
+        // Not engaged, no debt is kept: the budget starts full when it engages.
+        let from = if self.engaged() {
+            self.schedule.max(now)
+        } else {
+            now
+        };
+        self.schedule = from + self.period;
     }
 }
 
@@ -695,58 +782,69 @@ mod tests {
 
     /// Publishes each arrival as soon as the cap lets it (a burst as its latest); returns
     /// when each was published.
-    fn publish(arrivals: &[Duration]) -> Vec<Duration> {
+    fn publish(period: Duration, arrivals: &[Duration]) -> Vec<Duration> {
         let t0 = Instant::now();
-        let mut cap = RateCap::new(2 * MS, t0);
+        let mut cap = RateCap::new(period, t0);
         let mut published = Vec::new();
         let mut i = 0;
         while i < arrivals.len() {
-            // Held back until the slot, or a later arrival the cap lets out at once.
             let arrival = t0 + arrivals[i];
-            let at = if cap.allows(arrival) {
-                arrival
-            } else {
-                let slot = cap.slot();
-                arrivals[i + 1..]
-                    .iter()
-                    .map(|&a| t0 + a)
-                    .find(|&a| a < slot && cap.allows(a))
-                    .unwrap_or(slot)
-            };
-            while i < arrivals.len() && t0 + arrivals[i] <= at {
+            cap.arrived(arrival);
+            // Held back until the slot, or a later arrival the cap lets out at once.
+            let mut at = arrival;
+            if !cap.allows(arrival) {
+                at = cap.slot();
+                while let Some(&next) = arrivals.get(i + 1) {
+                    if t0 + next > at {
+                        break;
+                    }
+                    i += 1;
+                    cap.arrived(t0 + next);
+                    if cap.allows(t0 + next) {
+                        at = t0 + next;
+                        break;
+                    }
+                }
+            }
+            while arrivals.get(i + 1).is_some_and(|&next| t0 + next <= at) {
                 i += 1;
+                cap.arrived(t0 + arrivals[i]);
             }
             cap.take(at);
             published.push(at - t0);
+            i += 1;
         }
         published
     }
 
     #[test]
     fn after_a_catch_up_burst_messages_at_the_loops_rate_go_out_on_arrival() {
-        // Gazebo stalled 20 ms, then sent the ten steps it owed at once, then every 2 ms.
-        let mut arrivals: Vec<Duration> = (0..10).map(|k| k * 2 * MS).collect();
-        arrivals.extend((0..10).map(|_| 40 * MS));
-        arrivals.extend((1..50).map(|k| 40 * MS + k * 2 * MS));
-        let published = publish(&arrivals);
-        let late: Vec<_> = arrivals
+        // Gazebo sent every 2 ms, stalled 20 ms, sent the ten steps it owed at once, then
+        // every 2 ms again.
+        let mut arrivals: Vec<Duration> = (0..100).map(|k| k * 2 * MS).collect();
+        arrivals.extend((0..10).map(|_| 220 * MS));
+        arrivals.extend((1..100).map(|k| 220 * MS + k * 2 * MS));
+        let published = publish(2 * MS, &arrivals);
+        let held: Vec<_> = arrivals
             .iter()
-            .filter(|&&a| a > 50 * MS)
-            .filter(|&&a| !published.contains(&a))
+            .filter(|&&a| a > 220 * MS && !published.contains(&a))
             .collect();
-        assert!(late.is_empty(), "held back after the burst: {late:?}");
+        assert!(held.is_empty(), "held back after the burst: {held:?}");
     }
 
     #[test]
-    fn a_gazebo_twice_as_fast_as_the_loop_gets_one_publication_per_period() {
-        let arrivals: Vec<Duration> = (0..1000).map(|k| k * MS).collect();
-        let published = publish(&arrivals);
-        // 1 s at a 2 ms period: 500, plus the burst.
+    fn a_faster_gazebo_gets_one_publication_per_period_and_a_slower_one_all() {
+        // 500 Hz Gazebo, 50 ms loop: 20 a second, and the burst.
+        let fast: Vec<Duration> = (0..2000).map(|k| k * 2 * MS).collect();
+        let published = publish(50 * MS, &fast);
         assert!(
-            (500..=505).contains(&published.len()),
-            "{} publications",
+            (80..=86).contains(&published.len()),
+            "{} publications in 4 s",
             published.len()
         );
+        // A Gazebo 1.2 times as fast as the loop: every message, as it arrives.
+        let close: Vec<Duration> = (0..1000).map(|k| k * 5 * MS / 3).collect();
+        assert_eq!(publish(2 * MS, &close), close);
     }
 
     #[test]
@@ -754,7 +852,7 @@ mod tests {
         let arrivals: Vec<Duration> = (0..1000)
             .map(|k| k * 2 * MS + if k % 3 == 1 { MS } else { Duration::ZERO })
             .collect();
-        assert_eq!(publish(&arrivals), arrivals);
+        assert_eq!(publish(2 * MS, &arrivals), arrivals);
     }
 }
 

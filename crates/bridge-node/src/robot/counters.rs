@@ -5,6 +5,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use parking_lot::Mutex;
+
 /// Updated by the loop, the receive path and the target callback; read by anyone.
 #[derive(Debug, Default)]
 pub(crate) struct RobotCounters {
@@ -21,6 +23,10 @@ pub(crate) struct RobotCounters {
     pub stale_episodes: AtomicU64,
     /// Stale episodes that ended within the stall budget (not warned about).
     pub short_stalls: AtomicU64,
+    /// Gazebo messages with a NaN or infinite joint value.
+    pub non_finite_messages: AtomicU64,
+    /// While the latest state has non-finite values: which (`elbow_joint position NaN, …`).
+    pub non_finite: Mutex<Option<String>>,
     /// Measured interval between Gazebo messages (exponential average), in nanoseconds.
     pub gazebo_interval_ns: AtomicU64,
 }
@@ -57,6 +63,8 @@ pub struct RobotCountersSnapshot {
     pub stale_episodes: u64,
     /// Of those, the ones that ended within the stall budget (not warned about).
     pub short_stalls: u64,
+    /// Gazebo messages with a NaN or infinite joint value (passed on as received).
+    pub non_finite_messages: u64,
     /// Age of the latest Gazebo state when read; `None` before the first.
     pub state_age: Option<Duration>,
     /// Measured interval between Gazebo messages; `None` before two arrived.
@@ -79,6 +87,7 @@ impl RobotCounters {
             stale: self.stale.load(Ordering::Relaxed),
             stale_episodes: load(&self.stale_episodes),
             short_stalls: load(&self.short_stalls),
+            non_finite_messages: load(&self.non_finite_messages),
             state_age,
             gazebo_interval: match load(&self.gazebo_interval_ns) {
                 0 => None,

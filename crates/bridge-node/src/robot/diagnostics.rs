@@ -105,6 +105,11 @@ impl RobotHealth {
         }
     }
 
+    /// Which joint values are non-finite now, if any.
+    fn non_finite(&self) -> Option<String> {
+        self.counters.non_finite.lock().clone()
+    }
+
     fn counters(&self, now: Instant) -> Counters {
         let c = self.counters.snapshot((self.state_age)());
         Counters {
@@ -113,6 +118,7 @@ impl RobotHealth {
             stale: c.stale,
             stale_episodes: c.stale_episodes,
             short_stalls: c.short_stalls,
+            non_finite_messages: c.non_finite_messages,
             periods: c.periods,
             overruns: c.overruns,
             targets_accepted: c.targets_accepted,
@@ -136,6 +142,7 @@ struct Counters {
     /// Outages so far, and how many of them ended within the stall budget.
     stale_episodes: u64,
     short_stalls: u64,
+    non_finite_messages: u64,
     periods: u64,
     overruns: u64,
     targets_accepted: u64,
@@ -152,6 +159,7 @@ struct Counters {
 fn level_and_message(
     phase: Phase,
     outcome: Option<&str>,
+    non_finite: Option<&str>,
     now: &Counters,
     before: Option<&Counters>,
 ) -> (u8, String) {
@@ -175,6 +183,13 @@ fn level_and_message(
         Phase::Failed => (
             DiagnosticStatus::ERROR,
             format!("failed: {}", outcome.unwrap_or("")),
+        ),
+        Phase::Running if non_finite.is_some() => (
+            DiagnosticStatus::ERROR,
+            format!(
+                "Gazebo sends non-finite joint values (passed on as received): {}",
+                non_finite.unwrap_or("")
+            ),
         ),
         Phase::Running => {
             let mut problems = Vec::new();
@@ -261,6 +276,7 @@ fn key_values(now: &Counters, before: Option<&Counters>, watchdog: String) -> Ve
         pair("messages_never_reported", now.never_reported.to_string()),
         pair("stale_episodes", now.stale_episodes.to_string()),
         pair("short_stalls", now.short_stalls.to_string()),
+        pair("non_finite_messages", now.non_finite_messages.to_string()),
         pair("periods", now.periods.to_string()),
         pair("overruns", now.overruns.to_string()),
         pair("targets_accepted", now.targets_accepted.to_string()),
@@ -292,6 +308,7 @@ impl Reporter {
         let (level, message) = level_and_message(
             self.health.phase(),
             outcome.as_deref(),
+            self.health.non_finite().as_deref(),
             &counters,
             before.as_ref(),
         );
@@ -381,6 +398,7 @@ mod tests {
             stale: false,
             stale_episodes: 0,
             short_stalls: 0,
+            non_finite_messages: 0,
             periods: 500,
             overruns: 0,
             targets_accepted: 3,
@@ -408,7 +426,7 @@ mod tests {
             joint_states_published: 1498,
             ..before
         };
-        let (level, message) = level_and_message(Phase::Running, None, &now, Some(&before));
+        let (level, message) = level_and_message(Phase::Running, None, None, &now, Some(&before));
         assert_eq!((level, message.as_str()), (DiagnosticStatus::OK, "running"));
         let values = key_values(&now, Some(&before), "disarmed".into());
         assert_eq!(value(&values, "gazebo_rate_hz"), "500.0");
@@ -432,7 +450,7 @@ mod tests {
             targets_refused: 5,
             ..before
         };
-        let (level, message) = level_and_message(Phase::Running, None, &now, Some(&before));
+        let (level, message) = level_and_message(Phase::Running, None, None, &now, Some(&before));
         assert_eq!(level, DiagnosticStatus::WARN);
         assert_eq!(
             message,
@@ -447,7 +465,8 @@ mod tests {
             targets_refused: 0,
             ..now
         };
-        let (level, _) = level_and_message(Phase::Running, None, &few_overruns, Some(&before));
+        let (level, _) =
+            level_and_message(Phase::Running, None, None, &few_overruns, Some(&before));
         assert_eq!(level, DiagnosticStatus::OK);
     }
 
@@ -457,6 +476,7 @@ mod tests {
         let (level, message) = level_and_message(
             Phase::Faulted,
             Some("The watchdog status is false!"),
+            None,
             &now,
             None,
         );
@@ -465,11 +485,11 @@ mod tests {
             message.ends_with("The watchdog status is false!"),
             "{message}"
         );
-        let (level, _) = level_and_message(Phase::Failed, Some("boom"), &now, None);
+        let (level, _) = level_and_message(Phase::Failed, Some("boom"), None, &now, None);
         assert_eq!(level, DiagnosticStatus::ERROR);
         for phase in [Phase::Created, Phase::Initializing, Phase::Stopped] {
             assert_eq!(
-                level_and_message(phase, None, &now, None).0,
+                level_and_message(phase, None, None, &now, None).0,
                 DiagnosticStatus::WARN
             );
         }

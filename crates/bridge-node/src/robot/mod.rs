@@ -10,6 +10,7 @@ pub(crate) mod counters;
 pub(crate) mod diagnostics;
 pub(crate) mod limits;
 pub(crate) mod messages;
+pub(crate) mod non_finite;
 pub(crate) mod rate_limit;
 pub(crate) mod safety;
 pub(crate) mod schedule;
