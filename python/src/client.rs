@@ -517,8 +517,10 @@ impl RobotDriverClient {
             if core.state.is_closed() {
                 return Err(core.closed_error("wait_for_new_state"));
             }
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                return Err(self.timed_out(start.elapsed()));
+            if let (Some(timeout), Some(deadline)) = (timeout, deadline) {
+                if Instant::now() >= deadline {
+                    return Err(self.timed_out(timeout));
+                }
             }
             py.check_signals()?;
         })();
@@ -773,7 +775,9 @@ impl RobotDriverClient {
         })
     }
 
-    fn timed_out(&self, waited: Duration) -> Error {
+    /// The error of a wait that timed out after `timeout` (the one asked for: a loaded machine
+    /// wakes the waiter a little later, which says nothing about the bridge).
+    fn timed_out(&self, timeout: Duration) -> Error {
         let core = &self.core;
         let received = core.state.sequence();
         let news = match core.state.read() {
@@ -793,7 +797,7 @@ impl RobotDriverClient {
              s ({news}).",
             core.prefix,
             core.topics.joint_states,
-            waited.as_secs_f64()
+            timeout.as_secs_f64()
         );
         let missing: Vec<&str> = core
             .missing_topics()

@@ -187,56 +187,67 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
     let mut ros_subscriptions = Vec::new();
     let mut target_subscriptions = Vec::new();
     let mut limit_subscriptions = Vec::new();
+    // Each robot's topics on an rclrs worker of their own: a worker's callbacks run on the
+    // thread that waits for them, one per robot, so the monitor keeps up with 16 robots'
+    // 8000 states a second (a node's callbacks all go through one executor thread, which
+    // took ~3300 a second here and measured its own backlog as the bridge's lag).
+    let mut workers = Vec::new();
     let limits_received: Vec<Arc<AtomicU64>> = spec.robots.iter().map(|_| Arc::default()).collect();
     for ((robot, recording), limits) in spec.robots.iter().zip(&recordings).zip(&limits_received) {
+        let worker = node.create_worker(());
         // As the original's RobotDriverClient: depth 1, the latest limits kept.
         for bound in ["min", "max"] {
             let topic = format!("{}/get/joint_positions_{bound}", robot.name);
             let limits = limits.clone();
             limit_subscriptions.push(
-                node.create_subscription::<Float64MultiArray, _>(
-                    topic.as_str().keep_last(1).reliable(),
-                    move |_: Float64MultiArray| {
-                        limits.fetch_add(1, Ordering::Relaxed);
-                    },
-                )
-                .with_context(|| format!("cannot subscribe to {topic}"))?,
+                worker
+                    .create_subscription::<Float64MultiArray, _>(
+                        topic.as_str().keep_last(1).reliable(),
+                        move |_: Float64MultiArray| {
+                            limits.fetch_add(1, Ordering::Relaxed);
+                        },
+                    )
+                    .with_context(|| format!("cannot subscribe to {topic}"))?,
             );
         }
         let reports_topic = format!("{}/get/joint_states", robot.name);
         let reports = recording.clone();
         ros_subscriptions.push(
-            node.create_subscription::<JointState, _>(
-                reports_topic.as_str().keep_last(ROS_DEPTH).reliable(),
-                move |message: JointState, info: MessageInfo| {
-                    let arrival_ns = clock.now_ns();
-                    let stamp = &message.header.stamp;
-                    reports.lock().reports.push(ReportSample {
-                        arrival_ns,
-                        source_ns: info.source_timestamp.map(|t| clock.from_wall(t)),
-                        stamp_ns: i64::from(stamp.sec) * 1_000_000_000 + i64::from(stamp.nanosec),
-                        positions: message.position.to_vec(),
-                    });
-                },
-            )
-            .with_context(|| format!("cannot subscribe to {reports_topic}"))?,
+            worker
+                .create_subscription::<JointState, _>(
+                    reports_topic.as_str().keep_last(ROS_DEPTH).reliable(),
+                    move |message: JointState, info: MessageInfo| {
+                        let arrival_ns = clock.now_ns();
+                        let stamp = &message.header.stamp;
+                        reports.lock().reports.push(ReportSample {
+                            arrival_ns,
+                            source_ns: info.source_timestamp.map(|t| clock.from_wall(t)),
+                            stamp_ns: i64::from(stamp.sec) * 1_000_000_000
+                                + i64::from(stamp.nanosec),
+                            positions: message.position.to_vec(),
+                        });
+                    },
+                )
+                .with_context(|| format!("cannot subscribe to {reports_topic}"))?,
         );
         let targets_topic = format!("{}/set/target_joint_positions", robot.name);
         let targets = recording.clone();
         target_subscriptions.push(
-            node.create_subscription::<Float64MultiArray, _>(
-                targets_topic.as_str().keep_last(ROS_DEPTH).reliable(),
-                move |message: Float64MultiArray, info: MessageInfo| {
-                    let arrival_ns = clock.now_ns();
-                    targets.lock().targets.push(TargetSample {
-                        arrival_ns,
-                        source_ns: info.source_timestamp.map(|t| clock.from_wall(t)),
-                        values: message.data.to_vec(),
-                    });
-                },
-            )
-            .with_context(|| format!("cannot subscribe to {targets_topic}"))?,
+            worker
+                .create_subscription::<Float64MultiArray, _>(
+                    targets_topic.as_str().keep_last(ROS_DEPTH).reliable(),
+                    move |message: Float64MultiArray, info: MessageInfo| {
+                        let arrival_ns = clock.now_ns();
+                        targets.lock().targets.push(TargetSample {
+                            arrival_ns,
+                            source_ns: info.source_timestamp.map(|t| clock.from_wall(t)),
+                            values: message.data.to_vec(),
+                        });
+                    },
+                )
+                .with_context(|| format!("cannot subscribe to {targets_topic}"))?,
         );
+        workers.push(worker);
     }
 
     let floor_reports = Arc::new(AtomicU64::new(0));
@@ -245,13 +256,15 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
         .as_deref()
         .map(|topic| {
             let reports = floor_reports.clone();
-            node.create_subscription::<JointState, _>(
+            let worker = node.create_worker(());
+            let subscription = worker.create_subscription::<JointState, _>(
                 topic.keep_last(ROS_DEPTH).reliable(),
                 move |_: JointState| {
                     reports.fetch_add(1, Ordering::Relaxed);
                 },
-            )
-            .with_context(|| format!("cannot subscribe to {topic}"))
+            );
+            workers.push(worker);
+            subscription.with_context(|| format!("cannot subscribe to {topic}"))
         })
         .transpose()?;
 

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use rclrs::{IntoPrimitiveOptions, Node, PrimitiveOptions, Publisher, RclrsError, Subscription};
+use rclrs::{
+    IntoPrimitiveOptions, Node, PrimitiveOptions, Publisher, RclrsError, Worker, WorkerSubscription,
+};
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::Float64MultiArray;
 use sas_robot_driver_gazebo::{
@@ -230,9 +232,9 @@ pub struct RobotDriverClient {
     forward_mode: ForwardMode,
     target: Mutex<Target>,
     publisher: Publisher<Float64MultiArray>,
-    _joint_states: Subscription<JointState>,
-    _lower: Subscription<Float64MultiArray>,
-    _upper: Subscription<Float64MultiArray>,
+    _joint_states: WorkerSubscription<JointState, ()>,
+    _lower: WorkerSubscription<Float64MultiArray, ()>,
+    _upper: WorkerSubscription<Float64MultiArray, ()>,
 }
 
 /// KeepLast(1), reliable, volatile: the sas topics' QoS.
@@ -241,7 +243,9 @@ fn depth_one(topic: &str) -> PrimitiveOptions<'_> {
 }
 
 impl RobotDriverClient {
-    /// Subscribes to `<prefix>/get/joint_states`, `get/joint_positions_min` and `…_max` and
+    /// Subscribes to `<prefix>/get/joint_states`, `get/joint_positions_min` and `…_max` on
+    /// `inputs` (an rclrs worker: its callbacks run on the thread that waits for them, so a
+    /// robot's state reaches the composite without a hand-over to the executor's thread) and
     /// advertises `<prefix>/set/target_joint_positions` on `node`. `initialize_timeout`
     /// bounds the wait for them (`None`: until cancelled, as the original); `forward_mode`
     /// says when a target is sent again.
@@ -250,6 +254,7 @@ impl RobotDriverClient {
     /// A topic rclrs refuses (e.g. an invalid prefix).
     pub fn new(
         node: &Node,
+        inputs: &Worker<()>,
         prefix: &str,
         initialize_timeout: Option<Duration>,
         forward_mode: ForwardMode,
@@ -264,7 +269,7 @@ impl RobotDriverClient {
 
         let topic = format!("{prefix}/get/joint_states");
         let (state, name) = (shared.clone(), prefix.to_string());
-        let joint_states = node
+        let joint_states = inputs
             .create_subscription(depth_one(&topic), move |message: JointState| {
                 state.receive_joint_states(&message, &name);
             })
@@ -273,10 +278,11 @@ impl RobotDriverClient {
         let limits = |suffix: &str, upper: bool| {
             let topic = format!("{prefix}/get/joint_positions_{suffix}");
             let (state, name) = (shared.clone(), prefix.to_string());
-            node.create_subscription(depth_one(&topic), move |message: Float64MultiArray| {
-                state.receive_limits(&message, upper, &name);
-            })
-            .map_err(|source| topic_error("subscription", &topic, source))
+            inputs
+                .create_subscription(depth_one(&topic), move |message: Float64MultiArray| {
+                    state.receive_limits(&message, upper, &name);
+                })
+                .map_err(|source| topic_error("subscription", &topic, source))
         };
         let lower = limits("min", false)?;
         let upper = limits("max", true)?;

@@ -474,14 +474,24 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         // Under `periodic` this sends every period; otherwise the driver sends only what is
         // due (the keepalive, or the target again to a Gazebo that just connected).
         self.forward_target(now);
-        if let Err(err) = work.limits.publish_if_due(now) {
-            if let Some(suppressed) = work.failures.publish.permit(now) {
-                self.in_span(|| {
-                    tracing::error!(
-                        "::Publishing the joint limits failed: {err}{}",
-                        suppressed_note(suppressed)
-                    )
-                });
+        match work.limits.publish_if_due(now) {
+            Ok(false) => {}
+            Ok(true) => self.in_span(|| {
+                tracing::info!(
+                    "::A new subscriber of {}/get/joint_positions_min|max matched: the limits \
+                     are sent to it.",
+                    self.config.robot_name
+                )
+            }),
+            Err(err) => {
+                if let Some(suppressed) = work.failures.publish.permit(now) {
+                    self.in_span(|| {
+                        tracing::error!(
+                            "::Publishing the joint limits failed: {err}{}",
+                            suppressed_note(suppressed)
+                        )
+                    });
+                }
             }
         }
         self.check_staleness(work, now);
@@ -707,17 +717,18 @@ struct RateCap {
     period: Duration,
     /// Advances one period per publication (from the publication, if later): the budget.
     schedule: Instant,
-    /// Gazebo's message interval (an average over tens of messages, outages left out), and
-    /// the last arrival it was measured from.
+    /// Gazebo's message interval, measured over the last [`RATE_CAP_WINDOW`] arrivals: by
+    /// counting, so that messages handled in batches (several robots on one receive thread,
+    /// a thread catching up) do not read as a fast Gazebo.
     interval: Option<Duration>,
-    last_arrival: Option<Instant>,
+    /// The first arrival of the window being counted, and the arrivals since.
+    window: Option<(Instant, u32)>,
 }
 
 /// Publications the budget lets through ahead of the loop's rate.
 const RATE_CAP_BURST: u32 = 4;
-/// Weight of a new interval in Gazebo's measured interval: slow enough that a catch-up burst
-/// barely moves it.
-const RATE_CAP_INTERVAL_WEIGHT: f64 = 1.0 / 64.0;
+/// Arrivals Gazebo's interval is measured over: enough that a catch-up burst barely moves it.
+const RATE_CAP_WINDOW: u32 = 64;
 
 impl RateCap {
     fn new(period: Duration, now: Instant) -> Self {
@@ -725,23 +736,24 @@ impl RateCap {
             period,
             schedule: now,
             interval: None,
-            last_arrival: None,
+            window: None,
         }
     }
 
     /// Measures Gazebo's rate from a message arriving at `at`.
     fn arrived(&mut self, at: Instant) {
-        if let Some(last) = self.last_arrival.replace(at) {
-            let interval = at.saturating_duration_since(last);
-            self.interval = Some(match self.interval {
-                None => interval,
-                // An outage is not an interval of Gazebo's rate.
-                Some(average) if interval > average * 10 => average,
-                Some(average) => {
-                    average.mul_f64(1.0 - RATE_CAP_INTERVAL_WEIGHT)
-                        + interval.mul_f64(RATE_CAP_INTERVAL_WEIGHT)
-                }
-            });
+        let Some((start, count)) = &mut self.window else {
+            self.window = Some((at, 0));
+            return;
+        };
+        *count += 1;
+        let interval = at.saturating_duration_since(*start) / *count;
+        // A first estimate from the first few messages, then one per window.
+        if *count == RATE_CAP_WINDOW || (self.interval.is_none() && *count >= 4) {
+            self.interval = Some(interval);
+        }
+        if *count == RATE_CAP_WINDOW {
+            self.window = Some((at, 0));
         }
     }
 
@@ -845,6 +857,23 @@ mod tests {
         // A Gazebo 1.2 times as fast as the loop: every message, as it arrives.
         let close: Vec<Duration> = (0..1000).map(|k| k * 5 * MS / 3).collect();
         assert_eq!(publish(2 * MS, &close), close);
+    }
+
+    #[test]
+    fn messages_handled_in_batches_at_the_loops_rate_are_never_held_back() {
+        // Several robots on one receive thread: two messages of this robot taken together
+        // every 4 ms.
+        let arrivals: Vec<Duration> = (0..1000).map(|k| (k / 2) * 4 * MS).collect();
+        let published = publish(2 * MS, &arrivals);
+        assert_eq!(
+            published.len(),
+            500,
+            "one per batch (the latest of it), none held back"
+        );
+        assert!(published
+            .iter()
+            .zip(arrivals.iter().step_by(2))
+            .all(|(p, a)| p == a));
     }
 
     #[test]

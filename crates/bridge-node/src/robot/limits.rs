@@ -62,20 +62,23 @@ impl JointLimitsTopics {
     }
 
     /// Publishes the limits if they are due at `now`: every call when periodic; otherwise the
-    /// first time, when a subscriber matched since the last look, or at the heartbeat.
+    /// first time, when a subscriber matched since the last look (then `Ok(true)`), its
+    /// confirmation, or at the heartbeat.
     ///
     /// # Errors
     /// A publication failed (the next call tries again).
     pub fn publish_if_due(&mut self, now: Instant) -> Result<bool, RclrsError> {
+        let mut new_subscriber = false;
         let due = match self.publishing {
             LimitsPublishing::Periodic => true,
             LimitsPublishing::OnChange => {
-                if self.new_subscriber() {
+                new_subscriber = self.new_subscriber();
+                if new_subscriber {
                     self.confirm_at = Some(now + CONFIRM_AFTER);
-                    true
-                } else {
-                    self.published_at.is_none() || self.heartbeat_at().is_some_and(|at| now >= at)
                 }
+                new_subscriber
+                    || self.published_at.is_none()
+                    || self.heartbeat_at().is_some_and(|at| now >= at)
             }
         };
         if !due {
@@ -87,7 +90,7 @@ impl JointLimitsTopics {
         if self.confirm_at.is_some_and(|at| now >= at) {
             self.confirm_at = None;
         }
-        Ok(true)
+        Ok(new_subscriber)
     }
 
     /// Whether more subscriptions matched than when last looked at (remembering the count).
