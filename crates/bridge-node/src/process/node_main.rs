@@ -103,6 +103,11 @@ pub fn run_ros_node(
     if let Ok(logger) = Logger::new(node_logger_name(&args, default_node_name)) {
         route_logs_to(RosLogLayer::new(logger)).keep();
     }
+    // Opt-in: the parent's exit stops the node as a signal does.
+    if let Err(err) = StopSignals::stop_with_parent_from_env() {
+        tracing::error!("::Exception::{err}");
+        return NodeExit::Usage;
+    }
 
     teardown.stage("initialising ROS");
     // Read by Fast DDS when the node's participant is created; restored once the node exists.
