@@ -303,11 +303,14 @@ fn dispatch(signal: libc::c_int) {
     let parent_exited = signal == PARENT_DEATH_SIGNAL;
     if parent_exited {
         let watched = WATCHED_PARENT.load(Ordering::SeqCst);
+        if watched == 0 {
+            return; // the watch was disarmed meanwhile
+        }
         // SAFETY: getppid cannot fail.
-        if watched == 0 || unsafe { libc::getppid() } == watched {
+        if unsafe { libc::getppid() } == watched {
             tracing::debug!(
-                "::{} while the parent process {watched} still runs (a thread of it ended); \
-                 going on.",
+                "::{} while the parent process {watched} still runs (a thread of it ended, or \
+                 the signal came from elsewhere); going on.",
                 signal_name(signal)
             );
             return;
