@@ -15,9 +15,10 @@
 //! Where the emulation departs from the script: the shift search stops at a quarter of the
 //! motion's period instead of at 1000 rows (20 s). The motion is a sinusoid of period
 //! P ≈ 9.87 s, so a stream matches itself shifted by any whole number of periods: the
-//! script's search, reaching two periods, could land on the alias at `lag + P` (a stall early
-//! in the window is left out of the comparison at that shift, which then wins) and print
-//! "9 984 ms behind" for a bridge 0.4 ms behind. Of a pure sinusoid, the error at shift `s`
+//! script's search, reaching two periods, can land on the alias at `lag + P` (a full idle run
+//! printed "9 984 ms behind" for a bridge 0.4 ms behind; in the tests below, a stall early in
+//! the window, left out of the comparison at that shift, and even a plain 300 ms lag do it).
+//! Of a pure sinusoid, the error at shift `s`
 //! is `2A·|sin(π(s − lag)/P)|`: zero at the lag, largest half a period away, zero again at
 //! `lag ± P`. Searching `[0, P/4]` keeps every shift tried at least ¾ of a period away from
 //! the nearest alias of any lag the search can report, and the error still rises by
