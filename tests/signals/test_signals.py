@@ -1,20 +1,23 @@
 """Every binary stops the same orderly way however it is signalled: the node, the multi-robot
 node, the composer and the legacy Python script, each stopped by
 
-- two SIGINTs 0 ms and 50 ms apart, SIGINT then SIGTERM 10 ms later, a burst of SIGINT +
-  SIGTERM + SIGHUP, and a process-group SIGINT of a parent that forwards one more SIGINT
-  10 ms later (what `ros2 launch` does when stopped non-interactively),
+- two SIGINTs 0 ms and 50 ms apart, SIGINT then SIGTERM 10 ms later, SIGINT, SIGINT and
+  SIGTERM 3 ms apart, a burst of SIGINT + SIGTERM + SIGHUP, and a process-group SIGINT of a
+  parent that forwards one more SIGINT 10 ms later (what `ros2 launch` does when stopped
+  non-interactively),
 
 at four stages: starting (reading parameters, creating the driver and topics), waiting for
 Gazebo (in `initialize`), in the control loop, and right after a first SIGTERM (the signals
 land in the teardown). Each case must exit 0 within 2 s of its
 first signal, with no DDS/rcutils error or failed assertion in its output and no process of
-its group left over. The cases of one subject and stage run at once, each in its own ROS
+its group left over, and every line it printed in the ROS console format (also those logged
+after the node is gone). The cases of one subject and stage run at once, each in its own ROS
 domain (the composers share their robot's), sharing one simulator.
 """
 
 import concurrent.futures
 import os
+import re
 import signal
 import sys
 import time
@@ -25,6 +28,10 @@ from conftest import CONFIG, FORWARD_SIGINT, SCRIPT, START_S, UR3E_JOINTS, UR3E_
     UR3E_STATES, binary, new_domain, stops
 
 STOP_S = 2.0
+# `[INFO] [1733115533.604311123] [ur3e_1]: …`, rcutils' default console format.
+ROS_LINE = re.compile(r'^\[(DEBUG|INFO|WARN|ERROR|FATAL)\] \[\d+\.\d+\] \[[^\]]+\]: ')
+# The one line that is not the subject's: the launch-like parent's report.
+PARENT_LINE = 'forward_sigint: '
 FORBIDDEN = ['Failed to delete', 'rcutils_set_error_state', 'Assertion', 'assertion',
              'panicked', 'Segmentation fault', 'Traceback', 'stop hung']
 
@@ -34,6 +41,8 @@ PATTERNS = {
     'two SIGINT 0 ms apart': [(0.0, signal.SIGINT), (0.0, signal.SIGINT)],
     'two SIGINT 50 ms apart': [(0.0, signal.SIGINT), (0.05, signal.SIGINT)],
     'SIGINT, SIGTERM 10 ms later': [(0.0, signal.SIGINT), (0.01, signal.SIGTERM)],
+    'SIGINT, SIGINT, SIGTERM 3 ms apart': [(0.0, signal.SIGINT), (0.003, signal.SIGINT),
+                                           (0.003, signal.SIGTERM)],
     'burst SIGINT+SIGTERM+SIGHUP': [(0.0, signal.SIGINT), (0.0, signal.SIGTERM),
                                     (0.0, signal.SIGHUP)],
     GROUP: None,
@@ -145,8 +154,12 @@ def test_every_signal_pattern_stops_in_order_exit_0_within_2_s(world, subject, s
         stops.append((subject, stage, pattern, result['code'], result['seconds']))
         output = process.output()
         bad = [text for text in FORBIDDEN if text in output]
-        if result['code'] != 0 or result['seconds'] > STOP_S or bad or result['left_over']:
+        not_ros = [line for line in process.lines
+                   if not ROS_LINE.match(line) and not line.startswith(PARENT_LINE)]
+        if (result['code'] != 0 or result['seconds'] > STOP_S or bad or result['left_over']
+                or not_ros):
             problems.append(f'--- {pattern}: exit {result["code"]} after '
                             f'{result["seconds"]:.3f} s, forbidden text {bad}, left over: '
-                            f'{result["left_over"]}\n{output}')
+                            f'{result["left_over"]}, not in the ROS format: {not_ros}\n'
+                            f'{output}')
     assert not problems, '\n'.join(problems)

@@ -344,7 +344,7 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
             start_ns,
             spec.duration_s,
         );
-        let figure = original::analyse(&rows, spec.duration_s);
+        let figure = original::analyse(&rows, spec.duration_s, original::MOTION_PERIOD_S);
         if index == 0 {
             trajectory = trajectory_excerpt(spec, &recording, &rows, start_ns);
         }

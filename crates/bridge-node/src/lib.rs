@@ -62,7 +62,10 @@ pub use process::executor_thread::ExecutorThread;
 pub use process::log_route::{install_log_route, route_logs_to, LogRoute};
 pub use process::node_main::{node_binary_main, run_node, run_ros_node, serve_robot, NodeExit};
 pub use process::ros_log::RosLogLayer;
-pub use process::stop_signals::{StopSignals, Teardown, STOP_SIGNALS, TEARDOWN_BOUND};
+pub use process::stop_signals::{
+    StopSignals, Teardown, PARENT_DEATH_SIGNAL, STOP_SIGNALS, STOP_WITH_PARENT_VARIABLE,
+    TEARDOWN_BOUND,
+};
 pub use robot::control_loop::{LoopStatistics, RobotDriverRos};
 pub use robot::counters::RobotCountersSnapshot;
 pub use robot::messages::{multi_array, stamp_from_nanos};

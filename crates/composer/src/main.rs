@@ -9,10 +9,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use bridge_node::{
-    route_logs_to, serve_robot, NodeExit, RobotDriverRos, RobotDriverRosConfiguration, RosLogLayer,
-    Teardown,
-};
+use bridge_node::{serve_robot, NodeExit, RobotDriverRos, RobotDriverRosConfiguration, Teardown};
 use clap::Parser;
 use composer::{ComposerParameters, RobotDriverClient};
 use rclrs::{Executor, Node};
@@ -55,10 +52,7 @@ fn main() -> ExitCode {
                 NODE_NAME,
                 shutdown,
                 teardown,
-                |node, executor| {
-                    let _log_route = route_logs_to(RosLogLayer::new(node.logger().clone()));
-                    compose(node, executor, shutdown, teardown)
-                },
+                |node, executor| compose(node, executor, shutdown, teardown),
             )
         },
     )

@@ -67,6 +67,9 @@ struct RemotePub {
     node_uuid: String,
     address: String,
     type_name: String,
+    /// Its advertised scope and rate, which gz-transport echoes in NEW_CONNECTION.
+    scope: i32,
+    msgs_per_sec: Option<u64>,
     /// We have sent NEW_CONNECTION for it (a subscription of ours accepts its type).
     wanted: bool,
 }
@@ -227,39 +230,67 @@ impl Core {
         std::mem::take(&mut *self.commands.lock())
     }
 
-    /// A message publisher record from this node (our process and node UUIDs): `address` and
-    /// `ctrl` say whose. C++ peers send "unused" as `ctrl` in ADVERTISE; only NEW_CONNECTION
-    /// uses it.
-    fn our_publisher_msg(&self, fqn: &str, address: &str, ctrl: &str, msg_type: &str) -> Publisher {
+    /// A message publisher record naming this node (our process and node UUIDs) as
+    /// gz-transport fills one: `address`, `ctrl` and the type depend on the message (see the
+    /// callers), the rest is an unthrottled publisher of scope ALL unless `advertised` says
+    /// otherwise.
+    fn our_publisher_msg(
+        &self,
+        fqn: &str,
+        address: &str,
+        ctrl: &str,
+        msg_type: &str,
+        advertised: Option<(i32, Option<u64>)>,
+    ) -> Publisher {
+        let (scope, msgs_per_sec) = advertised.unwrap_or((Scope::All as i32, None));
         Publisher {
             topic: fqn.to_owned(),
             address: address.to_owned(),
             process_uuid: self.process_uuid.clone(),
             node_uuid: self.node_uuid.clone(),
-            scope: Scope::All as i32,
+            scope,
             pub_type: Some(PubType::MsgPub(MessagePublisher {
                 ctrl: ctrl.to_owned(),
                 msg_type: msg_type.to_owned(),
-                throttled: false,
-                msgs_per_sec: u64::MAX,
+                throttled: msgs_per_sec.is_some(),
+                msgs_per_sec: msgs_per_sec.unwrap_or(u64::MAX),
             })),
         }
     }
 
-    fn local_publisher_msg(&self, fqn: &str, lp: &LocalPub) -> Publisher {
-        self.our_publisher_msg(fqn, &self.address, "unused", &lp.type_name)
-    }
-
+    /// ADVERTISE or UNADVERTISE of a topic of ours: gz-transport's `ctrl` there is "unused".
     fn advertise_msg(&self, kind: DiscoveryType, fqn: &str, lp: &LocalPub) {
-        let p = self.local_publisher_msg(fqn, lp);
+        let p = self.our_publisher_msg(fqn, &self.address, "unused", &lp.type_name, None);
         self.send_discovery(kind, Some(DiscContents::Pub(p)));
     }
 
-    /// NEW_CONNECTION or END_CONNECTION to a remote publisher: `address` is the publisher's,
-    /// `process_uuid`/`node_uuid` are ours, `ctrl` is the publisher's process.
-    fn connection_msg(&self, kind: DiscoveryType, fqn: &str, rp: &RemotePub) {
-        let p = self.our_publisher_msg(fqn, &rp.address, &rp.process_uuid, &rp.type_name);
-        self.send_discovery(kind, Some(DiscContents::Pub(p)));
+    /// NEW_CONNECTION to a remote publisher, as gz-transport sends it: the publisher's record
+    /// as advertised (its address, type, scope and rate) with our process and node, and the
+    /// publisher's process in `ctrl` (which publisher process it is for).
+    fn new_connection_msg(&self, fqn: &str, rp: &RemotePub) {
+        let advertised = Some((rp.scope, rp.msgs_per_sec));
+        let p = self.our_publisher_msg(
+            fqn,
+            &rp.address,
+            &rp.process_uuid,
+            &rp.type_name,
+            advertised,
+        );
+        self.send_discovery(DiscoveryType::NewConnection, Some(DiscContents::Pub(p)));
+    }
+
+    /// END_CONNECTION, as gz-transport sends it when a node unsubscribes: our own address,
+    /// any type, and in `ctrl` the publisher process it is for, or nothing: every publisher
+    /// process then forgets this node's subscription.
+    fn end_connection_msg(&self, fqn: &str, publisher_process: &str) {
+        let p = self.our_publisher_msg(
+            fqn,
+            &self.address,
+            publisher_process,
+            GENERIC_MSG_TYPE,
+            None,
+        );
+        self.send_discovery(DiscoveryType::EndConnection, Some(DiscContents::Pub(p)));
     }
 
     // ---- local API -------------------------------------------------------------------------
@@ -420,7 +451,8 @@ impl Core {
         if kept.len() == list.len() {
             return;
         }
-        if kept.is_empty() {
+        let last = kept.is_empty();
+        if last {
             st.subs.remove(fqn);
             self.command(Command::Unfilter(fqn.to_owned()));
         } else {
@@ -428,6 +460,11 @@ impl Core {
         }
         self.routes.store(Arc::new(st.subs.clone()));
         self.reconcile(&mut st);
+        if last {
+            // As gz-transport does after the END_CONNECTION to each publisher process it
+            // knows: one addressed to none, so publishers we never heard of forget us too.
+            self.end_connection_msg(fqn, "");
+        }
         self.changed.notify_all();
     }
 
@@ -499,9 +536,18 @@ impl Core {
     }
 
     /// Ask every participant for its subscriptions (SUBSCRIBERS_REQ); the answers arrive as
-    /// SUBSCRIBERS_REP datagrams and fill [`Core::subscriber_infos`].
+    /// SUBSCRIBERS_REP datagrams and fill [`Core::subscriber_infos`]. gz-transport 13's
+    /// request carries a publisher record naming only its process (scope ALL); so does ours.
     pub fn request_subscribers(&self) {
-        self.send_discovery(DiscoveryType::SubscribersReq, None);
+        let requester = Publisher {
+            process_uuid: self.process_uuid.clone(),
+            scope: Scope::All as i32,
+            ..Publisher::default()
+        };
+        self.send_discovery(
+            DiscoveryType::SubscribersReq,
+            Some(DiscContents::Pub(requester)),
+        );
     }
 
     /// The subscribers known for `fqn`: this node's own subscriptions first (one per
@@ -569,11 +615,12 @@ impl Core {
     }
 
     /// Answer a SUBSCRIBERS_REQ: one SUBSCRIBERS_REP per subscribed topic and type, shaped
-    /// like our ADVERTISE (our address, process and node) with the subscribed type.
+    /// as gz-transport 13 shapes it: our address, process and node, the subscribed type, and
+    /// an empty `ctrl` (unlike ADVERTISE's "unused").
     fn answer_subscribers_req(&self, st: &State) {
         for fqn in st.subs.keys() {
             for type_name in Self::local_subscribed_types(st, fqn) {
-                let p = self.our_publisher_msg(fqn, &self.address, "unused", &type_name);
+                let p = self.our_publisher_msg(fqn, &self.address, "", &type_name, None);
                 self.send_discovery(DiscoveryType::SubscribersRep, Some(DiscContents::Pub(p)));
             }
         }
@@ -667,7 +714,11 @@ impl Core {
                     return self.dropped("connection without publisher");
                 };
                 let Some(mp) = p.msg_pub() else { return };
-                if mp.ctrl != self.process_uuid {
+                // NEW_CONNECTION names its publisher process; END_CONNECTION may name none,
+                // meaning every publisher process (what gz-transport sends on unsubscribe).
+                let for_every_publisher =
+                    msg.kind() == DiscoveryType::EndConnection && mp.ctrl.is_empty();
+                if mp.ctrl != self.process_uuid && !for_every_publisher {
                     return; // addressed to another publisher process
                 }
                 let Some(lp) = st.local.get_mut(&p.topic) else {
@@ -754,6 +805,8 @@ impl Core {
                 // Same node, new address or type: forget the old one, take the new one.
                 rp.address = p.address.clone();
                 rp.type_name = mp.msg_type.clone();
+                rp.scope = p.scope;
+                rp.msgs_per_sec = advertised_rate(mp);
                 rp.wanted = false;
             }
             None => list.push(RemotePub {
@@ -761,6 +814,8 @@ impl Core {
                 node_uuid: p.node_uuid.clone(),
                 address: p.address.clone(),
                 type_name: mp.msg_type.clone(),
+                scope: p.scope,
+                msgs_per_sec: advertised_rate(mp),
                 wanted: false,
             }),
         }
@@ -870,15 +925,16 @@ impl Core {
         };
         let mut desired: HashSet<&str> = HashSet::new();
         for (fqn, list) in remote.iter_mut() {
+            // END_CONNECTION goes to a publisher process, once for all its publishers.
+            let mut ended: HashSet<&str> = HashSet::new();
             for rp in list.iter_mut() {
                 let want = accepts(fqn, &rp.type_name);
                 if want != rp.wanted {
-                    let kind = if want {
-                        DiscoveryType::NewConnection
-                    } else {
-                        DiscoveryType::EndConnection
-                    };
-                    self.connection_msg(kind, fqn, rp);
+                    if want {
+                        self.new_connection_msg(fqn, rp);
+                    } else if ended.insert(&rp.process_uuid) {
+                        self.end_connection_msg(fqn, &rp.process_uuid);
+                    }
                     rp.wanted = want;
                 }
             }
@@ -933,6 +989,12 @@ impl Core {
             subscribers_connected: get(&c.subscribers_connected),
         }
     }
+}
+
+/// The rate limit a publisher advertised, `None` when unthrottled: gz-transport reads
+/// `msgs_per_sec` only when `throttled` is set, and takes `u64::MAX` for no limit.
+fn advertised_rate(mp: &MessagePublisher) -> Option<u64> {
+    (mp.throttled && mp.msgs_per_sec != u64::MAX).then_some(mp.msgs_per_sec)
 }
 
 /// Whether `address` is one we may connect to: `tcp://host:port`, as gz-transport advertises,

@@ -73,6 +73,8 @@ mod wire;
 mod zmtp;
 
 #[cfg(test)]
+mod encoding_tests;
+#[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
 mod hostile_tests;

@@ -178,6 +178,37 @@ fn new_and_end_connection_are_checked_before_counting() {
     assert!(!publisher.has_subscribers());
 }
 
+/// gz-transport's `Node::Unsubscribe` ends with an END_CONNECTION addressed to no publisher
+/// process in particular (`ctrl` empty): every publisher forgets that subscriber.
+#[test]
+fn an_end_connection_addressed_to_no_process_ends_the_subscription_everywhere() {
+    let n = node("endall");
+    let publisher = n.advertise::<Double>("/p").unwrap();
+    let peer = FakePeer::new();
+    let send = |kind, ctrl: &str| {
+        let p = peer.publisher(
+            &fqn(&n, "/p"),
+            "tcp://127.0.0.1:9",
+            Scope::All,
+            ctrl,
+            GENERIC_MSG_TYPE,
+        );
+        peer.send(peer.msg(kind, Some(DiscContents::Pub(p))));
+    };
+    send(DiscoveryType::NewConnection, n.process_uuid());
+    assert!(eventually(PATIENCE, || publisher.subscriber_count() == 1));
+    // A NEW_CONNECTION without a process is for no one; an END_CONNECTION is for everyone.
+    send(DiscoveryType::NewConnection, "");
+    send(DiscoveryType::EndConnection, "");
+    // Heartbeats keep the peer from expiring, which would also forget its subscription.
+    assert!(eventually(PATIENCE, || {
+        peer.send(peer.msg(DiscoveryType::Heartbeat, None));
+        publisher.subscriber_count() == 0
+    }));
+    assert_eq!(n.stats().subscribers_connected, 1);
+    assert_eq!(n.stats().peers_expired, 0);
+}
+
 #[test]
 fn scope_decides_who_sees_a_publisher() {
     let n = node("scope");
@@ -337,8 +368,18 @@ fn a_hand_made_subscribers_req_is_answered_per_topic_and_type() {
         .unwrap();
     let l = listener();
     let peer = FakePeer::new();
-    // The datagram a gz-transport 13 node sends from TopicList(): type 8, no contents.
-    let req = Discovery::new(DiscoveryType::SubscribersReq, &peer.process_uuid, None);
+    // The datagram a gz-transport 13 node sends from TopicList(): type 8 and a publisher
+    // record naming only its process (scope ALL).
+    let requester = Publisher {
+        process_uuid: peer.process_uuid.clone(),
+        scope: Scope::All as i32,
+        ..Publisher::default()
+    };
+    let req = Discovery::new(
+        DiscoveryType::SubscribersReq,
+        &peer.process_uuid,
+        Some(DiscContents::Pub(requester)),
+    );
     let bytes = encode_discovery(&req).unwrap();
     assert_eq!(
         &bytes[2..4],
@@ -366,7 +407,7 @@ fn a_hand_made_subscribers_req_is_answered_per_topic_and_type() {
             assert!(!p.node_uuid.is_empty());
             assert_eq!(p.scope, Scope::All as i32);
             let mp = p.msg_pub().expect("a message publisher");
-            assert_eq!(mp.ctrl, "unused");
+            assert_eq!(mp.ctrl, "", "gz-transport 13 leaves it empty");
             assert!(!mp.throttled);
             assert_eq!(mp.msgs_per_sec, u64::MAX);
             (p.topic.clone(), mp.msg_type.clone())

@@ -50,12 +50,12 @@ pub(crate) enum DiscoveryType {
     Bye = 5,
     NewConnection = 6,
     EndConnection = 7,
-    /// gz-transport 13+ (Harmonic, gz-msgs 10): "every process, tell me your subscriptions"
-    /// (no contents).
+    /// gz-transport 13+ (Harmonic, gz-msgs 10): "every process, tell me your subscriptions";
+    /// carries a `Publisher` holding only the requester's process UUID and scope ALL.
     SubscribersReq = 8,
     /// gz-transport 13+ (Harmonic, gz-msgs 10): one of the sender's subscriptions, as a
-    /// `Publisher` whose address and node are the subscriber's and whose `msg_type` is the
-    /// subscribed type.
+    /// `Publisher` whose address and node are the subscriber's, whose `msg_type` is the
+    /// subscribed type, and whose `ctrl` is empty.
     SubscribersRep = 9,
 }
 

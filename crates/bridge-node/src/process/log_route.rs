@@ -1,7 +1,9 @@
 //! One process-wide `tracing` subscriber for the node binaries, the composer and the Python
 //! module: while a node runs, every line (the loop's, the driver's, gz-transport's) goes to
 //! that node's ROS logger ([`RosLogLayer`]: `/rosout`, the ROS console format,
-//! `--ros-args --log-level`); before and after, to stderr.
+//! `--ros-args --log-level`); before any node, to stderr. A node process keeps its lines on
+//! its node's logger name after the node is gone ([`LogRoute::keep`]): rcl prints them on
+//! stderr in the same console format (a late signal's line, the exit), never in another.
 //!
 //! A process has one global subscriber, set once, but the Python module's is set at import,
 //! long before a node exists (and several nodes may come and go): hence a route that is
@@ -65,6 +67,18 @@ pub fn route_logs_to(layer: RosLogLayer) -> LogRoute {
 pub struct LogRoute {
     /// `None`: no route installed (nothing to restore).
     previous: Option<Option<RosLogLayer>>,
+}
+
+impl LogRoute {
+    /// Keeps the lines on this logger for the rest of the process (or until a later route):
+    /// what a node process logs after its node is gone — a signal during the teardown or the
+    /// exit — is still that node's line. rcutils takes it as before: once the node and
+    /// `/rosout` are gone, it only prints it on the console, in the ROS format, with the
+    /// node's name, at the node's log level. (rclrs serialises every log call with the
+    /// teardown of ROS entities, so a line never meets a half-destroyed logger.)
+    pub fn keep(self) {
+        std::mem::forget(self);
+    }
 }
 
 impl Drop for LogRoute {

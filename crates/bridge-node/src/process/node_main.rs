@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use rclrs::{Context, CreateBasicExecutor, Executor, InitOptions, Node};
+use rclrs::{Context, CreateBasicExecutor, Executor, InitOptions, Logger, Node};
 use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};
 use tracing_subscriber::EnvFilter;
 
@@ -84,10 +84,13 @@ pub fn node_binary_main(
 }
 
 /// ROS initialised from `args` (`--ros-args …`), a node named `default_node_name` unless
-/// remapped, `body` run on it (it routes the log lines to the node's logger while it runs),
-/// then the node and the context dropped in order. `program` starts the lines printed
-/// before the node exists. The stop is bounded by `teardown` from the trigger of `shutdown`
-/// (or the end of `body`) on.
+/// remapped, `body` run on it, then the node and the context dropped in order. Every line
+/// logged meanwhile and after goes to the node's logger ([`LogRoute::keep`]; before the node
+/// exists, to a logger of the name it will have), so all of them are in the ROS console
+/// format. `program` starts the lines printed when ROS cannot start. The stop is bounded by
+/// `teardown` from the trigger of `shutdown` (or the end of `body`) on.
+///
+/// [`LogRoute::keep`]: crate::LogRoute::keep
 pub fn run_ros_node(
     args: Vec<String>,
     default_node_name: &str,
@@ -97,6 +100,14 @@ pub fn run_ros_node(
     body: impl FnOnce(&Node, Executor) -> NodeExit,
 ) -> NodeExit {
     let _countdown = teardown.begin_on(shutdown);
+    if let Ok(logger) = Logger::new(node_logger_name(&args, default_node_name)) {
+        route_logs_to(RosLogLayer::new(logger)).keep();
+    }
+    // Opt-in: the parent's exit stops the node as a signal does.
+    if let Err(err) = StopSignals::stop_with_parent_from_env() {
+        tracing::error!("::Exception::{err}");
+        return NodeExit::Usage;
+    }
 
     teardown.stage("initialising ROS");
     // Read by Fast DDS when the node's participant is created; restored once the node exists.
@@ -119,6 +130,7 @@ pub fn run_ros_node(
     };
     rclrs::log_info!(node.logger(), "::DDS: {}.", dds_profile.note());
     drop(dds_profile);
+    route_logs_to(RosLogLayer::new(node.logger().clone())).keep();
     let exit = body(&node, executor);
     teardown.begin();
     teardown.stage("destroying the node");
@@ -185,13 +197,9 @@ pub fn run_node(
             teardown.stage("reading the parameters");
             // Read first: with several robots, every log line names its robot.
             let multi = MultiRobotParameters::declare(node);
-            let mut log = RosLogLayer::new(node.logger().clone());
             if matches!(multi, Ok(Some(_))) {
-                log = log.with_robot_prefix();
+                route_logs_to(RosLogLayer::new(node.logger().clone()).with_robot_prefix()).keep();
             }
-            // Dropped at the end of this closure: lines go to stderr again before the node's
-            // logger goes away.
-            let _log_route = route_logs_to(log);
 
             tracing::info!("::Loading parameters from parameter server.");
             match multi {
@@ -204,6 +212,39 @@ pub fn run_node(
             }
         },
     )
+}
+
+/// The name of the logger rcl gives the node `args` create (`-r __node:=…`, `-r __ns:=…`
+/// of `--ros-args`): its fully qualified name without the leading `/`, with `.` for `/`.
+fn node_logger_name(args: &[String], default_node_name: &str) -> String {
+    let mut name = default_node_name.to_string();
+    let mut namespace = String::new();
+    let mut in_ros_args = false;
+    let mut remaps = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--ros-args" => in_ros_args = true,
+            "--" => in_ros_args = false,
+            "-r" | "--remap" if in_ros_args => remaps.extend(args.next()),
+            _ => {}
+        }
+    }
+    for remap in remaps {
+        // `node:__node:=x` applies to the node named `node` only; ours is the one node.
+        let rule = remap.rsplit_once(":__").map_or(remap.as_str(), |(_, r)| r);
+        let rule = rule.strip_prefix("__").unwrap_or(rule);
+        if let Some(value) = rule.strip_prefix("node:=").or(rule.strip_prefix("name:=")) {
+            name = value.to_string();
+        } else if let Some(value) = rule.strip_prefix("ns:=") {
+            namespace = value.trim_matches('/').replace('/', ".");
+        }
+    }
+    if namespace.is_empty() {
+        name
+    } else {
+        format!("{namespace}.{name}")
+    }
 }
 
 /// One robot, from the node's own parameters (the original's node).
@@ -328,5 +369,53 @@ fn run_loop(robot: &RobotLoop) -> bool {
             tracing::error!("::Exception caught::{err}");
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn logger_name(args: &[&str]) -> String {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        node_logger_name(&args, "default")
+    }
+
+    #[test]
+    fn the_logger_name_follows_the_node_and_namespace_remaps() {
+        assert_eq!(logger_name(&["node"]), "default");
+        assert_eq!(
+            logger_name(&["node", "--ros-args", "-r", "__node:=ur3e_1"]),
+            "ur3e_1"
+        );
+        assert_eq!(
+            logger_name(&[
+                "node",
+                "--ros-args",
+                "--params-file",
+                "f.yaml",
+                "--remap",
+                "__ns:=/robots/left",
+                "-r",
+                "default:__node:=ur3e_1",
+            ]),
+            "robots.left.ur3e_1"
+        );
+        assert_eq!(
+            logger_name(&[
+                "node",
+                "-r",
+                "__node:=not_ros_args",
+                "--ros-args",
+                "--",
+                "-r",
+                "__node:=x"
+            ]),
+            "default"
+        );
+        assert_eq!(
+            logger_name(&["node", "--ros-args", "-r", "/chatter:=/talk"]),
+            "default"
+        );
     }
 }

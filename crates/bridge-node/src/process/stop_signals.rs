@@ -12,6 +12,11 @@
 //! One installation serves the whole process (the node binaries, the composer, the Python
 //! module): the first [`StopSignals`] installs the handlers, replacing whatever was there
 //! (Python's SIGINT handler, rclpy's), and the last one dropped restores them.
+//!
+//! Opt-in, the same stop when the parent process exits ([`StopSignals::stop_with_parent`],
+//! from [`STOP_WITH_PARENT_VARIABLE`]): the kernel sends [`PARENT_DEATH_SIGNAL`]
+//! (`PR_SET_PDEATHSIG`) and the dispatch stops the node only if the parent is really gone —
+//! the kernel also sends it when merely the parent's *thread* that started us ends.
 
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
@@ -30,8 +35,20 @@ pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::S
 /// dropped, before [`Teardown`] gives up on it.
 pub const TEARDOWN_BOUND: Duration = Duration::from_secs(3);
 
+/// The environment variable that makes a node stop (the orderly stop, exit 0) when its parent
+/// process exits: `1` for the parent it has when it arms the watch, or that parent's pid
+/// (which also catches a parent that exited before: then the node stops at once).
+pub const STOP_WITH_PARENT_VARIABLE: &str = "SAS_STOP_WITH_PARENT";
+
+/// The signal `PR_SET_PDEATHSIG` delivers when the parent exits. Not a stop signal of its own:
+/// the kernel sends it also when only the thread of the parent that started this process
+/// ends, and a stray one must not stop the node either, so the dispatch checks the parent.
+pub const PARENT_DEATH_SIGNAL: libc::c_int = libc::SIGUSR2;
+
 /// Write end of the self-pipe, for the async-signal-safe handler; -1 while not installed.
 static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+/// The parent process whose exit stops the node; 0 while none is watched.
+static WATCHED_PARENT: AtomicI32 = AtomicI32::new(0);
 /// The installed handlers (held while installing or removing them).
 static INSTALLED: Mutex<Option<Handlers>> = Mutex::new(None);
 /// The tokens to trigger and the signals received since the handlers were installed.
@@ -98,6 +115,81 @@ impl StopSignals {
     pub fn received() -> usize {
         lock(&LISTENERS).received
     }
+
+    /// Arms the stop on the parent's exit as [`STOP_WITH_PARENT_VARIABLE`] asks (nothing if
+    /// it is unset, empty or `0`), while the handlers are installed. Call it from the thread
+    /// that lives as long as the node (the main thread): the kernel keeps the setting per
+    /// thread. The process arms it itself, after its exec: a parent-death signal set before
+    /// an exec of a set-user-ID binary would be cleared.
+    ///
+    /// # Errors
+    /// A value that is neither `0`, `1` nor a pid, a pid that is not the parent, no handlers
+    /// installed, or a failed `prctl`: the message names what is wrong.
+    pub fn stop_with_parent_from_env() -> Result<(), String> {
+        let value = std::env::var(STOP_WITH_PARENT_VARIABLE).unwrap_or_default();
+        let expected = match value.trim() {
+            "" | "0" => return Ok(()),
+            "1" => None,
+            pid => match pid.parse::<libc::pid_t>() {
+                Ok(pid) if pid > 1 => Some(pid),
+                _ => {
+                    return Err(format!(
+                        "{STOP_WITH_PARENT_VARIABLE} must be 1 (stop when the parent process \
+                         exits) or the parent's pid, got {value:?}"
+                    ))
+                }
+            },
+        };
+        Self::stop_with_parent(expected).map_err(|err| err.to_string())
+    }
+
+    /// Stops the node (every registered token, as a stop signal does) when its parent process
+    /// exits: `expected` names the parent (if it is gone already, the stop begins at once),
+    /// `None` takes the current one.
+    ///
+    /// # Errors
+    /// `expected` is a live process other than the parent, no handlers are installed, or
+    /// the signal handler or `prctl` failed.
+    pub fn stop_with_parent(expected: Option<libc::pid_t>) -> io::Result<()> {
+        let mut installed = lock(&INSTALLED);
+        let Some(handlers) = installed.as_mut() else {
+            return Err(io::Error::other(
+                "the stop on the parent's exit needs the stop signal handlers installed",
+            ));
+        };
+        // SAFETY: getppid cannot fail.
+        let parent = expected.unwrap_or_else(|| unsafe { libc::getppid() });
+        WATCHED_PARENT.store(parent, Ordering::SeqCst);
+        if !handlers.handles(PARENT_DEATH_SIGNAL) {
+            handlers.handle(PARENT_DEATH_SIGNAL)?;
+        }
+        // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; the handler for it is
+        // installed above.
+        if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, PARENT_DEATH_SIGNAL as libc::c_ulong) } != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        // The parent may have exited before the line above: the kernel then never sends the
+        // signal, but the process has been given another parent already.
+        // SAFETY: getppid cannot fail.
+        let now = unsafe { libc::getppid() };
+        if now != parent {
+            // SAFETY: kill with signal 0 only checks that the process exists.
+            let alive = unsafe { libc::kill(parent, 0) } == 0
+                || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            if alive {
+                WATCHED_PARENT.store(0, Ordering::SeqCst);
+                // SAFETY: 0 turns the parent-death signal off again.
+                unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong) };
+                return Err(io::Error::other(format!(
+                    "{STOP_WITH_PARENT_VARIABLE}={parent}: process {parent} is not this \
+                     process's parent (that is {now})"
+                )));
+            }
+            on_stop_signal(PARENT_DEATH_SIGNAL);
+        }
+        Ok(())
+    }
 }
 
 impl Drop for StopSignals {
@@ -144,26 +236,41 @@ impl Handlers {
             dispatch,
         };
         for signal in STOP_SIGNALS {
-            // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the handler
-            // only calls async-signal-safe functions (write) and touches an atomic.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_stop_signal as *const () as libc::sighandler_t;
-                action.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut action.sa_mask);
-                let mut previous: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal, &action, &mut previous) != 0 {
-                    let err = io::Error::last_os_error();
-                    handlers.remove();
-                    return Err(err);
-                }
-                handlers.previous.push((signal, previous));
+            if let Err(err) = handlers.handle(signal) {
+                handlers.remove();
+                return Err(err);
             }
         }
         Ok(handlers)
     }
 
+    fn handles(&self, signal: libc::c_int) -> bool {
+        self.previous.iter().any(|(handled, _)| *handled == signal)
+    }
+
+    /// Sends `signal` to the self-pipe from now on, keeping the action it replaces.
+    fn handle(&mut self, signal: libc::c_int) -> io::Result<()> {
+        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the handler
+        // only calls async-signal-safe functions (write) and touches an atomic.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_stop_signal as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, &action, &mut previous) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            self.previous.push((signal, previous));
+        }
+        Ok(())
+    }
+
     fn remove(self) {
+        if WATCHED_PARENT.swap(0, Ordering::SeqCst) != 0 {
+            // SAFETY: 0 turns the parent-death signal off; its handler goes below.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong) };
+        }
         for (signal, previous) in &self.previous {
             // SAFETY: restores an action the kernel gave us for this signal.
             unsafe {
@@ -193,17 +300,40 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
 
 /// On the dispatch thread: counts the signal and triggers every registered token.
 fn dispatch(signal: libc::c_int) {
+    let parent_exited = signal == PARENT_DEATH_SIGNAL;
+    if parent_exited {
+        let watched = WATCHED_PARENT.load(Ordering::SeqCst);
+        if watched == 0 {
+            return; // the watch was disarmed meanwhile
+        }
+        // SAFETY: getppid cannot fail.
+        if unsafe { libc::getppid() } == watched {
+            tracing::debug!(
+                "::{} while the parent process {watched} still runs (a thread of it ended, or \
+                 the signal came from elsewhere); going on.",
+                signal_name(signal)
+            );
+            return;
+        }
+    }
     let (tokens, received) = {
         let mut listeners = lock(&LISTENERS);
         listeners.received += 1;
         let tokens: Vec<ShutdownToken> = listeners.tokens.iter().map(|(_, t)| t.clone()).collect();
         (tokens, listeners.received)
     };
-    let name = signal_name(signal);
-    if received == 1 {
-        tracing::info!("::{name} received; stopping.");
+    let name = if parent_exited {
+        format!(
+            "The parent process {} exited",
+            WATCHED_PARENT.load(Ordering::SeqCst)
+        )
     } else {
-        tracing::info!("::{name} received while stopping ({received} signals); the stop goes on.");
+        format!("{} received", signal_name(signal))
+    };
+    if received == 1 {
+        tracing::info!("::{name}; stopping.");
+    } else {
+        tracing::info!("::{name} while stopping ({received} signals); the stop goes on.");
     }
     for token in tokens {
         token.trigger();
@@ -215,6 +345,7 @@ fn signal_name(signal: libc::c_int) -> &'static str {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",
+        PARENT_DEATH_SIGNAL => "SIGUSR2 (the parent-death signal)",
         _ => "a stop signal",
     }
 }
