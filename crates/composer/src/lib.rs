@@ -7,14 +7,21 @@
 //! use bridge_node::{ExecutorThread, RobotDriverRos, RobotDriverRosConfiguration};
 //! use composer::RobotDriverClient;
 //! use rclrs::{Context, CreateBasicExecutor, InitOptions};
-//! use sas_robot_driver_gazebo::{CompositePart, PartOwnership, RobotDriverComposite, ShutdownToken};
+//! use sas_robot_driver_gazebo::{
+//!     CompositePart, ForwardMode, PartOwnership, RobotDriverComposite, ShutdownToken,
+//! };
 //!
 //! let context = Context::new(std::env::args(), InitOptions::new())?;
 //! let executor = context.create_basic_executor();
 //! let node = executor.create_node("longboy_sim")?;
+//! let inputs = node.create_worker(()); // the parts' states are taken on this worker's thread
+//! let keepalive = ForwardMode::OnChangeWithKeepalive(std::time::Duration::from_secs(1));
 //! let parts = ["r820_sim", "ur3e_sim"]
 //!     .into_iter()
-//!     .map(|name| Ok(CompositePart::new(name, Arc::new(RobotDriverClient::new(&node, name, None)?))))
+//!     .map(|name| {
+//!         let client = RobotDriverClient::new(&node, &inputs, name, None, keepalive)?;
+//!         Ok(CompositePart::new(name, Arc::new(client)))
+//!     })
 //!     .collect::<Result<Vec<_>, composer::ClientError>>()?;
 //! let composite = RobotDriverComposite::new(parts, PartOwnership::Owned)?;
 //! let shutdown = ShutdownToken::new(); // trigger it from a signal handler
