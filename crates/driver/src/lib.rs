@@ -50,6 +50,7 @@
 #![warn(missing_docs)]
 
 mod cache;
+mod command;
 mod composite;
 mod config;
 mod driver;
@@ -62,8 +63,11 @@ mod source;
 mod target;
 
 pub use cache::{JointSample, JointSnapshot, JointStateCache};
+pub use command::Command;
 pub use composite::{CompositePart, PartOwnership, RobotDriverComposite};
-pub use config::{ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration};
+pub use config::{
+    ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration, DEFAULT_COMMAND_TIMEOUT,
+};
 pub use driver::{DriverState, RobotDriverGazebo};
 pub use error::{DriverError, ErrorKind};
 pub use gz_transport::msgs::Time as SimTime;
