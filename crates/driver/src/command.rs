@@ -112,6 +112,8 @@ pub(crate) struct RateCommands {
     zero_owed: [bool; 2],
     /// Per rate mode: a command other than the last zero was sent to its topics.
     in_force: [bool; 2],
+    /// The mode whose target timed out in the last [`due`](Self::due), for the log.
+    pub timed_out: Option<Command>,
 }
 
 impl RateCommands {
@@ -125,6 +127,7 @@ impl RateCommands {
             sent: 0,
             zero_owed: [false; 2],
             in_force: [false; 2],
+            timed_out: None,
         }
     }
 
@@ -162,9 +165,11 @@ impl RateCommands {
     /// again even if unchanged (the original's every-period forwarding).
     pub fn due(&mut self, now: Instant, every_call: bool) -> Vec<RateSend> {
         let mut sends = Vec::new();
+        self.timed_out = None;
         if self.deadline().is_some_and(|deadline| now >= deadline) {
             self.accepted_at = None;
             self.owe_zero(self.latest);
+            self.timed_out = Some(self.latest);
         }
         for mode in RATE_MODES {
             let index = mode.rate_index().expect("a rate mode");
@@ -223,6 +228,7 @@ mod tests {
             rates.due(t0 + 100 * MS, false),
             [RateSend::Zero(Command::Velocities)]
         );
+        assert_eq!(rates.timed_out, Some(Command::Velocities));
         // Zero once, then idle: no deadline, nothing more.
         assert_eq!(rates.deadline(), None);
         assert_eq!(rates.due(t0 + 200 * MS, false), []);

@@ -863,6 +863,13 @@ impl RobotDriverGazebo {
                 sends.push((publisher.raw(), Double { header: None, data }.to_payload()));
             }
         }
+        if let Some(command) = target.rates.timed_out {
+            tracing::info!(
+                "RobotDriverGazebo::{command}: no new target within the command timeout ({:.0} \
+                 ms); zero sent to Gazebo.",
+                self.config.command_timeout.as_secs_f64() * 1e3
+            );
+        }
         sends
     }
 
