@@ -148,6 +148,16 @@ def test_invalid_targets_are_refused_while_the_node_keeps_publishing(world):
     ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
      '    joint_states_topic: "/s"\n    robot_name: "r"\n    target_limit_policy: "wrap"',
      'parameter "target_limit_policy" is invalid'),
+    ('joint_names: ["a", "b"]\n    joint_positions_topic_prefix: "/m/"\n'
+     '    joint_states_topic: "/s"\n    robot_name: "r"\n    joint_velocity_limits: [1.0]',
+     'parameter "joint_velocity_limits" is invalid: RobotDriverGazebo: joint_velocity_limits is '
+     'invalid: it has 1 values for 2 joints'),
+    ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
+     '    joint_states_topic: "/s"\n    robot_name: "r"\n    joint_effort_limits: [-5.0]',
+     'value 0 (a) is -5; a limit is positive'),
+    ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
+     '    joint_states_topic: "/s"\n    robot_name: "r"\n    command_timeout_sec: 0.0',
+     'parameter "command_timeout_sec" is invalid'),
 ])
 def test_a_missing_or_bad_parameter_exits_non_zero_naming_it(world, block, message):
     params = world.params_file(f'ur3e_1:\n  ros__parameters:\n    {block}\n')
