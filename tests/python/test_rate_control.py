@@ -4,6 +4,7 @@ worlds: the joint moves as asked, zero follows the command timeout with no contr
 running (the driver's own timer), bad input raises naming the joint, and a mode with no
 controller raises naming the topic."""
 
+import gc
 import math
 import threading
 import time
@@ -123,3 +124,24 @@ def test_a_mode_without_a_controller_raises_naming_the_topics(world):
     finally:
         d.deinitialize()
         d.disconnect()
+
+
+def test_a_driver_dropped_with_a_velocity_in_force_leaves_the_joint_still(world):
+    """A minute's command timeout, and the script drops its driver without deinitialize():
+    the driver sets the velocity to zero as it goes. A second driver watches Gazebo."""
+    world.sim(world_file=VELOCITY_WORLD)
+    watcher = driver_for(world, VELOCITY_STATES)
+    d = driver_for(world, VELOCITY_STATES, command_timeout_sec=60.0)
+    try:
+        target = np.zeros(6)
+        target[WRIST_3] = 0.5
+        d.set_target_joint_velocities(target)
+        wait_for(lambda: watcher.get_joint_velocities()[WRIST_3] == pytest.approx(0.5), 10,
+                 'Gazebo moving wrist_3_joint')
+        del d
+        gc.collect()
+        wait_for(lambda: watcher.get_joint_velocities()[WRIST_3] == 0, 5,
+                 'wrist_3_joint stopped once the driver was dropped')
+    finally:
+        watcher.deinitialize()
+        watcher.disconnect()

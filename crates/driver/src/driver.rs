@@ -942,3 +942,13 @@ impl RobotDriverGazebo {
         self.publish(&sends)
     }
 }
+
+impl Drop for RobotDriverGazebo {
+    /// A driver dropped while initialized (a script that ends without `deinitialize`) leaves
+    /// no velocity or effort command latched in Gazebo.
+    fn drop(&mut self) {
+        if self.state() == DriverState::Initialized {
+            self.stop_on_leaving("drop");
+        }
+    }
+}
