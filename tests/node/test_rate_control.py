@@ -358,3 +358,31 @@ def test_a_stopping_node_sets_the_velocity_in_force_to_zero(world):
     assert node.wait_exit(10) == 0
     world.wait_for(lambda: models()[-1][1]['wrist_3_joint'][1] == 0, 10,
                    'Gazebo reporting wrist_3_joint stopped after the node stopped')
+
+
+def test_a_fortress_subscriber_counts_as_a_controller(world):
+    """The real Ignition CLI (gz-transport 11, Fortress) subscribed to the one cmd_vel topic
+    of a one-joint robot in the position world: the node knows it is there (it announced its
+    connection) and takes the velocity target, which the CLI receives; refused before it
+    subscribed."""
+    world.sim('--msgs-prefix', 'ignition.msgs.')
+    params = world.params_file("""
+wrist_only:
+  ros__parameters:
+    joint_names: ["wrist_3_joint"]
+    joint_positions_topic_prefix: "/model/ur3e/joint/"
+    joint_states_topic: "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state"
+    robot_name: "wrist_only"
+    gz_msgs_prefix: "ignition.msgs."
+""")
+    node = world.bridge('-r', '__node:=wrist_only', '--params-file', params)
+    node.wait_output('::Robot initialized.', START_S)
+    publisher = world.publisher(Float64MultiArray, '/wrist_only/set/target_joint_velocities')
+    refused = ('set_target_joint_velocities: nothing subscribes to '
+               '[/model/ur3e/joint/wrist_3_joint/cmd_vel]')
+    world.wait_for(lambda: (spin_publishing(world, publisher, [0.125], 0.2, hz=10),
+                            node.count(refused) > 0)[1], 10, 'the refusal before the CLI')
+    commands = gazebo_stream(world, '/model/ur3e/joint/wrist_3_joint/cmd_vel')
+    world.wait_for(lambda: (spin_publishing(world, publisher, [0.125], 0.1),
+                            0.125 in commands_on(commands))[1], START_S,
+                   'the target at the Ignition CLI')
