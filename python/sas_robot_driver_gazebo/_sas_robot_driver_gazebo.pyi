@@ -133,7 +133,8 @@ class ShutdownSignaler:
 @final
 class RobotDriverGazebo:
     """A robot simulated in Gazebo, seen through gz-transport: joint states in (cached on the
-    transport's own thread), position targets out (one JointPositionController topic per joint).
+    transport's own thread), position, velocity and effort targets out (one
+    JointPositionController, JointController or ApplyJointForce topic per joint).
 
     Lifecycle: ``connect()`` → ``initialize()`` → getters / targets → ``deinitialize()`` →
     ``disconnect()``; every method is safe in every state (a call the state does not allow
