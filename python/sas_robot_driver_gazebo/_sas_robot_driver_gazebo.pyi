@@ -79,6 +79,21 @@ class RobotDriverGazeboConfiguration:
     forward_keepalive_sec: float | None
     """None: the control loop re-sends the target every period (as the original); a number:
     only a changed target, and an unchanged one after this many seconds."""
+    joint_velocities_topic_prefix: str | None
+    """Velocity topics' prefix: joint ``j`` takes velocity targets on ``prefix + j +
+    "/cmd_vel"`` (Gazebo's JointController); None: ``joint_positions_topic_prefix``."""
+    joint_forces_topic_prefix: str | None
+    """Effort topics' prefix: joint ``j`` takes effort targets on ``prefix + j +
+    "/cmd_force"`` (Gazebo's ApplyJointForce); None: ``joint_positions_topic_prefix``."""
+    velocity_limits: list[float]
+    """Per joint, the largest velocity a target may ask for (±; the SDF's
+    ``<limit><velocity>``, which Gazebo does not send); empty: not checked."""
+    effort_limits: list[float]
+    """Per joint, the largest effort a target may ask for (±; the SDF's ``<limit><effort>``);
+    empty: not checked."""
+    command_timeout_sec: float
+    """Seconds a velocity or effort target stays in force without a new one; then zero is
+    sent once (default 0.1)."""
 
     def __new__(
         cls,
@@ -91,6 +106,11 @@ class RobotDriverGazeboConfiguration:
         limit_policy: Literal["clamp", "refuse"] = "clamp",
         initialize_timeout_sec: float | None = None,
         forward_keepalive_sec: float | None = None,
+        joint_velocities_topic_prefix: str | None = None,
+        joint_forces_topic_prefix: str | None = None,
+        velocity_limits: Sequence[float] = ...,
+        effort_limits: Sequence[float] = ...,
+        command_timeout_sec: float = 0.1,
     ) -> Self:
         """Raises:
         ValueError: an option value that is not allowed (the fields themselves are checked
@@ -113,7 +133,8 @@ class ShutdownSignaler:
 @final
 class RobotDriverGazebo:
     """A robot simulated in Gazebo, seen through gz-transport: joint states in (cached on the
-    transport's own thread), position targets out (one JointPositionController topic per joint).
+    transport's own thread), position, velocity and effort targets out (one
+    JointPositionController, JointController or ApplyJointForce topic per joint).
 
     Lifecycle: ``connect()`` → ``initialize()`` → getters / targets → ``deinitialize()`` →
     ``disconnect()``; every method is safe in every state (a call the state does not allow
@@ -226,6 +247,32 @@ class RobotDriverGazebo:
                 got 5.``); a NaN or infinite value; a value outside the limits under
                 ``limit_policy="refuse"``. The previous target stays in force.
             RuntimeError: not initialized.
+        """
+
+    def set_target_joint_velocities(self, target_joint_velocities: npt.ArrayLike) -> None:
+        """Checks the velocity target and sends it to Gazebo's JointControllers
+        (``<joint_velocities_topic_prefix><joint>/cmd_vel``) at once, with the GIL released.
+        The latest mode wins: an effort command in force is set to zero; a position target
+        is no longer re-sent (the position controller, if any, keeps its last one). Without
+        a new target within ``command_timeout_sec`` zero velocity is sent (by a thread of
+        the driver's, or a running control loop), also on ``deinitialize()``/``disconnect()``.
+
+        Raises:
+            ValueError: not a 1-D sequence of numbers; wrong length; a NaN or infinite value
+                (naming the joint); outside ``velocity_limits`` under
+                ``limit_policy="refuse"``. The previous target stays in force.
+            RuntimeError: not initialized; nothing subscribes to a joint's ``cmd_vel``
+                (naming the topics).
+        """
+
+    def set_target_joint_forces(self, target_joint_forces: npt.ArrayLike) -> None:
+        """As ``set_target_joint_velocities``, for efforts (N·m or N) to Gazebo's
+        ApplyJointForce (``<joint_forces_topic_prefix><joint>/cmd_force``), checked against
+        ``effort_limits``; zero effort at the timeout.
+
+        Raises:
+            ValueError: as ``set_target_joint_velocities``.
+            RuntimeError: as ``set_target_joint_velocities`` (``cmd_force``).
         """
 
 @final

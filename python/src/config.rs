@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use gz_transport::MsgsPrefix;
 use pyo3::prelude::*;
-use sas_robot_driver_gazebo::{ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration as Core};
+use sas_robot_driver_gazebo::{
+    ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration as Core, DEFAULT_COMMAND_TIMEOUT,
+};
 
 use crate::errors::{Error, Result};
 
@@ -54,6 +56,11 @@ impl Configuration {
         limit_policy = CLAMP,
         initialize_timeout_sec = None,
         forward_keepalive_sec = None,
+        joint_velocities_topic_prefix = None,
+        joint_forces_topic_prefix = None,
+        velocity_limits = Vec::new(),
+        effort_limits = Vec::new(),
+        command_timeout_sec = DEFAULT_COMMAND_TIMEOUT.as_secs_f64(),
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -65,6 +72,11 @@ impl Configuration {
         limit_policy: &str,
         initialize_timeout_sec: Option<f64>,
         forward_keepalive_sec: Option<f64>,
+        joint_velocities_topic_prefix: Option<String>,
+        joint_forces_topic_prefix: Option<String>,
+        velocity_limits: Vec<f64>,
+        effort_limits: Vec<f64>,
+        command_timeout_sec: f64,
     ) -> Result<Self> {
         let mut configuration = Configuration {
             inner: Core::new(
@@ -78,6 +90,11 @@ impl Configuration {
         configuration.set_limit_policy(limit_policy)?;
         configuration.set_initialize_timeout_sec(initialize_timeout_sec)?;
         configuration.set_forward_keepalive_sec(forward_keepalive_sec)?;
+        configuration.inner.joint_velocities_topic_prefix = joint_velocities_topic_prefix;
+        configuration.inner.joint_forces_topic_prefix = joint_forces_topic_prefix;
+        configuration.inner.velocity_limits = velocity_limits;
+        configuration.inner.effort_limits = effort_limits;
+        configuration.set_command_timeout_sec(command_timeout_sec)?;
         Ok(configuration)
     }
 
@@ -198,6 +215,68 @@ impl Configuration {
     fn set_forward_keepalive_sec(&mut self, seconds: Option<f64>) -> Result<()> {
         self.inner.forward_mode = positive_seconds("forward_keepalive_sec", seconds)?
             .map_or(ForwardMode::EveryPeriod, ForwardMode::OnChangeWithKeepalive);
+        Ok(())
+    }
+
+    /// Velocity topics' prefix: joint `j` takes velocity targets on `<prefix><j>/cmd_vel`;
+    /// None: `joint_positions_topic_prefix`.
+    #[getter]
+    fn joint_velocities_topic_prefix(&self) -> Option<String> {
+        self.inner.joint_velocities_topic_prefix.clone()
+    }
+
+    #[setter]
+    fn set_joint_velocities_topic_prefix(&mut self, prefix: Option<String>) {
+        self.inner.joint_velocities_topic_prefix = prefix;
+    }
+
+    /// Effort topics' prefix: joint `j` takes effort targets on `<prefix><j>/cmd_force`;
+    /// None: `joint_positions_topic_prefix`.
+    #[getter]
+    fn joint_forces_topic_prefix(&self) -> Option<String> {
+        self.inner.joint_forces_topic_prefix.clone()
+    }
+
+    #[setter]
+    fn set_joint_forces_topic_prefix(&mut self, prefix: Option<String>) {
+        self.inner.joint_forces_topic_prefix = prefix;
+    }
+
+    /// Per joint, the largest velocity a target may ask for (±; the SDF's
+    /// `<limit><velocity>`); empty: not checked (Gazebo does not send them).
+    #[getter]
+    fn velocity_limits(&self) -> Vec<f64> {
+        self.inner.velocity_limits.clone()
+    }
+
+    #[setter]
+    fn set_velocity_limits(&mut self, limits: Vec<f64>) {
+        self.inner.velocity_limits = limits;
+    }
+
+    /// Per joint, the largest effort a target may ask for (±; the SDF's `<limit><effort>`);
+    /// empty: not checked.
+    #[getter]
+    fn effort_limits(&self) -> Vec<f64> {
+        self.inner.effort_limits.clone()
+    }
+
+    #[setter]
+    fn set_effort_limits(&mut self, limits: Vec<f64>) {
+        self.inner.effort_limits = limits;
+    }
+
+    /// Seconds a velocity or effort target stays in force without a new one; then zero is
+    /// sent (default 0.1).
+    #[getter]
+    fn command_timeout_sec(&self) -> f64 {
+        self.inner.command_timeout.as_secs_f64()
+    }
+
+    #[setter]
+    fn set_command_timeout_sec(&mut self, seconds: f64) -> Result<()> {
+        self.inner.command_timeout =
+            positive_seconds("command_timeout_sec", Some(seconds))?.expect("a value was given");
         Ok(())
     }
 

@@ -8,9 +8,10 @@ use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use sas_robot_driver_gazebo::{RobotDriverGazebo as Core, ShutdownToken};
+use sas_robot_driver_gazebo::{Command, RobotDriverGazebo as Core, ShutdownToken};
 
 use crate::arrays::{f64_array, f64_vector};
+use crate::command_timer::CommandTimer;
 use crate::config::Configuration;
 use crate::errors::{Error, Result};
 use crate::gil::{released, released_interruptible, DropReleased, Interruption};
@@ -56,6 +57,8 @@ pub(crate) struct RobotDriverGazebo {
     pub(crate) core: DropReleased<Arc<Core>>,
     /// The signaler given at construction (or a private one): it cancels `initialize()`.
     pub(crate) shutdown: ShutdownToken,
+    /// Sends zero at a velocity/effort target's timeout when nothing else forwards.
+    command_timer: CommandTimer,
 }
 
 fn arg_type_error(position: &str, expected: &str, got: &Bound<'_, PyAny>) -> PyErr {
@@ -123,6 +126,7 @@ impl RobotDriverGazebo {
         Ok(RobotDriverGazebo {
             core: DropReleased::new(Arc::new(core)),
             shutdown,
+            command_timer: CommandTimer::new(),
         })
     }
 
@@ -248,6 +252,28 @@ impl RobotDriverGazebo {
         Ok(())
     }
 
+    /// Checks the velocity target (length, finite values, a JointController subscribed to
+    /// every joint's `cmd_vel`, `velocity_limits` under `limit_policy`) and sends it to Gazebo
+    /// at once. Without a new one within `command_timeout_sec`, zero velocity is sent.
+    fn set_target_joint_velocities(
+        &self,
+        py: Python<'_>,
+        target_joint_velocities: &Bound<'_, PyAny>,
+    ) -> Result<()> {
+        self.set_rate_target(py, Command::Velocities, target_joint_velocities)
+    }
+
+    /// Checks the effort target (as velocities, against `effort_limits` and the
+    /// ApplyJointForce topics `cmd_force`) and sends it to Gazebo at once. Without a new one
+    /// within `command_timeout_sec`, zero effort is sent.
+    fn set_target_joint_forces(
+        &self,
+        py: Python<'_>,
+        target_joint_forces: &Bound<'_, PyAny>,
+    ) -> Result<()> {
+        self.set_rate_target(py, Command::Forces, target_joint_forces)
+    }
+
     fn __repr__(&self) -> String {
         let configuration = self.core.configuration();
         format!(
@@ -263,6 +289,22 @@ impl RobotDriverGazebo {
     /// A RuntimeWarning naming the joints when a getter returns a non-finite value (Gazebo's,
     /// passed on as received). Python's warning filters decide how often it shows (once per
     /// call site by default).
+    fn set_rate_target(
+        &self,
+        py: Python<'_>,
+        command: Command,
+        target: &Bound<'_, PyAny>,
+    ) -> Result<()> {
+        let method = format!("RobotDriverGazebo::{command}");
+        let values = f64_vector(target, &method)?;
+        released(py, || {
+            self.core.set_target(command, &values)?;
+            self.command_timer.target_set(&self.core);
+            self.core.forward_targets()
+        })?;
+        Ok(())
+    }
+
     fn warn_if_non_finite(&self, py: Python<'_>, values: &[f64]) -> PyResult<()> {
         if values.iter().all(|v| v.is_finite()) {
             return Ok(());

@@ -16,6 +16,7 @@ mod client;
 mod client_ros;
 #[cfg(feature = "ros")]
 mod client_state;
+mod command_timer;
 mod config;
 mod driver;
 mod errors;

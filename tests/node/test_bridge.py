@@ -148,6 +148,16 @@ def test_invalid_targets_are_refused_while_the_node_keeps_publishing(world):
     ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
      '    joint_states_topic: "/s"\n    robot_name: "r"\n    target_limit_policy: "wrap"',
      'parameter "target_limit_policy" is invalid'),
+    ('joint_names: ["a", "b"]\n    joint_positions_topic_prefix: "/m/"\n'
+     '    joint_states_topic: "/s"\n    robot_name: "r"\n    joint_velocity_limits: [1.0]',
+     'parameter "joint_velocity_limits" is invalid: RobotDriverGazebo: joint_velocity_limits is '
+     'invalid: it has 1 values for 2 joints'),
+    ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
+     '    joint_states_topic: "/s"\n    robot_name: "r"\n    joint_effort_limits: [-5.0]',
+     'value 0 (a) is -5; a limit is positive'),
+    ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
+     '    joint_states_topic: "/s"\n    robot_name: "r"\n    command_timeout_sec: 0.0',
+     'parameter "command_timeout_sec" is invalid'),
 ])
 def test_a_missing_or_bad_parameter_exits_non_zero_naming_it(world, block, message):
     params = world.params_file(f'ur3e_1:\n  ros__parameters:\n    {block}\n')
@@ -215,7 +225,9 @@ def test_without_gazebo_the_node_waits_publishing_nothing_and_sigint_stops_it(wo
     assert '::Stopped while initializing' in bridge.output()
 
 
-def test_a_second_publisher_and_unsupported_modes_are_logged_not_fatal(world):
+def test_a_second_publisher_and_a_mode_without_a_controller_are_logged_not_fatal(world):
+    """The position world has no JointController: velocity targets are refused (one error
+    per second at most) and leave the position target in force."""
     world.sim()
     bridge = ur3e_bridge(world)
     states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
@@ -229,10 +241,11 @@ def test_a_second_publisher_and_unsupported_modes_are_logged_not_fatal(world):
     velocities = world.publisher(Float64MultiArray, '/ur3e_1/set/target_joint_velocities')
     for _ in range(3):
         velocities.publish(array([0.1] * 6))
-    bridge.wait_output('velocity control is not supported', 10)
+    refused = 'set_target_joint_velocities: nothing subscribes to'
+    bridge.wait_output(refused, 10)
 
     wait_for_target(world, states, [0.04] * 6, 'the latest target to win')
-    assert bridge.count('velocity control is not supported') == 1
+    assert bridge.count(refused) == 1
     assert bridge.proc.poll() is None
 
 

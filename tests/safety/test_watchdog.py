@@ -230,3 +230,52 @@ def test_the_composer_serves_its_own_watchdog_and_a_fault_holds_its_robots(world
     for robot in robots:
         assert robot.proc.poll() is None, robot.output()
         assert robot.count('::Watchdog initialized') == 0, 'a trigger reached a robot'
+
+
+def test_a_fault_under_velocity_control_leaves_the_joint_still_in_gazebo(world):
+    """The UR3e velocity world, a command timeout of a minute (so that only the fault can
+    stop the joint) and a controller that keeps sending 0.5 rad/s but stops triggering the
+    watchdog: the fault (and the stop after it) set the velocity to zero: Gazebo (read by the
+    Ignition CLI) shows the joint still, while the velocity targets keep coming."""
+    states_topic = ('/world/ur3e_velocity_world/model/ur3e/model/ur3e_velocity_controller/'
+                    'model/ur3e/joint_state')
+    params = world.params_file(f"""
+rate_bridge:
+  ros__parameters:
+    joint_names: ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
+    joint_positions_topic_prefix: "/model/ur3e/joint/"
+    joint_states_topic: "{states_topic}"
+    robot_name: "rate"
+    gz_msgs_prefix: "ignition.msgs."
+    command_timeout_sec: 60.0
+""")
+    world.sim('--msgs-prefix', 'ignition.msgs.',
+              world_file=ROOT / 'sdf' / 'ur3e_velocity_world.sdf')
+    bridge = world.bridge('-r', '__node:=rate_bridge', '--params-file', params)
+    states = world.subscribe(JointState, '/rate/get/joint_states')
+    world.wait_for(lambda: states, START_S, 'joint states')
+    controller = Controller(world, 'rate')
+    velocities = world.publisher(Float64MultiArray, '/rate/set/target_joint_velocities')
+    target = Float64MultiArray(data=[0.5, 0.0, 0.0, 0.0, 0.0, 0.0])
+
+    def send(seconds: float):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            velocities.publish(target)
+            world.spin_for(0.02)
+
+    controller.trigger(period=0.3, delay=0.5)
+    deadline = time.monotonic() + 30
+    while not (states and states[-1].velocity[0] == pytest.approx(0.5)):
+        assert time.monotonic() < deadline, 'the joint did not move'
+        controller.trigger(period=0.3, delay=0.5)
+        send(0.05)
+    # No more triggers; the targets go on.
+    world.wait_for(lambda: (send(0.05), bridge.count(FAULT) > 0)[1], 10, 'the watchdog fault')
+    send(0.5)
+    first = world.gazebo_positions(states_topic)['shoulder_pan_joint']
+    send(1.0)  # 0.5 rad if the velocity were still in force
+    second = world.gazebo_positions(states_topic)['shoulder_pan_joint']
+    assert first > 0.0
+    assert second == pytest.approx(first, abs=1e-6), 'the joint still moves after the fault'
+    assert bridge.wait_exit(10) == 1, bridge.output()

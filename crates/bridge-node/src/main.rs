@@ -16,8 +16,9 @@ use clap::Parser;
 const NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
 
 /// Bridges one robot simulated in Gazebo to ROS 2: publishes <robot_name>/get/joint_states,
-/// get/joint_positions_min|max and forwards <robot_name>/set/target_joint_positions to
-/// Gazebo's joint position controllers.
+/// get/joint_positions_min|max and forwards <robot_name>/set/target_joint_positions,
+/// …_velocities and …_forces to Gazebo's joint position controllers, JointControllers and
+/// ApplyJointForce systems.
 #[derive(Parser)]
 #[command(
     version,
@@ -31,6 +32,11 @@ const NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
     gz_partition                  string    \"\" (GZ_PARTITION, then IGN_PARTITION)\n  \
     joint_states_stamp            string    node_clock | gazebo\n  \
     target_limit_policy           string    clamp | refuse\n  \
+    joint_velocities_topic_prefix string    \"\" (joint_positions_topic_prefix): <prefix><j>/cmd_vel\n  \
+    joint_forces_topic_prefix     string    \"\" (joint_positions_topic_prefix): <prefix><j>/cmd_force\n  \
+    joint_velocity_limits         double[]  [] (not checked) | one per joint, ±\n  \
+    joint_effort_limits           double[]  [] (not checked) | one per joint, ±\n  \
+    command_timeout_sec           double    0.1 (a velocity/effort target is then set to zero)\n  \
     target_keepalive_sec          double    0.0 (send the target every period)\n  \
     initialize_timeout_sec        double    0.0 (wait for Gazebo until stopped)\n  \
     joint_states_publishing       string    on_arrival | grid (every period, as the original)\n  \

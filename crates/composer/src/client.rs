@@ -13,8 +13,8 @@ use rclrs::{
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::Float64MultiArray;
 use sas_robot_driver_gazebo::{
-    DriverError, ErrorKind, ForwardMode, JointSnapshot, RobotDriver, ShutdownToken, SimTime,
-    StateListener, StateListenerGuard, StateListeners, TargetOutcome,
+    Command, DriverError, ErrorKind, ForwardMode, JointSnapshot, RobotDriver, ShutdownToken,
+    SimTime, StateListener, StateListenerGuard, StateListeners, TargetOutcome,
 };
 
 /// How often a waiting `initialize` says what it still waits for.
@@ -64,20 +64,26 @@ pub enum ClientError {
         operation: &'static str,
     },
     /// A target of the wrong length.
-    #[error("RobotDriverClient({prefix})::set_target_joint_positions: expected {expected} values, got {got}.")]
+    #[error("RobotDriverClient({prefix})::{command}: expected {expected} values, got {got}.")]
     TargetLength {
         /// The client's topic prefix.
         prefix: String,
+        /// The refused command.
+        command: Command,
         /// The robot's joints.
         expected: usize,
         /// Values given.
         got: usize,
     },
     /// A NaN or infinite target value.
-    #[error("RobotDriverClient({prefix})::set_target_joint_positions: value {index} is {value}; targets must be finite.")]
+    #[error(
+        "RobotDriverClient({prefix})::{command}: value {index} is {value}; targets must be finite."
+    )]
     NonFiniteTarget {
         /// The client's topic prefix.
         prefix: String,
+        /// The refused command.
+        command: Command,
         /// Position in the target.
         index: usize,
         /// The value.
@@ -232,10 +238,15 @@ pub struct RobotDriverClient {
     forward_mode: ForwardMode,
     target: Mutex<Target>,
     publisher: Publisher<Float64MultiArray>,
+    /// `set/target_joint_velocities` and `set/target_joint_forces`.
+    rate_publishers: [Publisher<Float64MultiArray>; 2],
     _joint_states: WorkerSubscription<JointState, ()>,
     _lower: WorkerSubscription<Float64MultiArray, ()>,
     _upper: WorkerSubscription<Float64MultiArray, ()>,
 }
+
+/// The robot's velocity and effort topics under `set/`, by [`Command`]'s rate index.
+const RATE_TOPICS: [&str; 2] = ["target_joint_velocities", "target_joint_forces"];
 
 /// KeepLast(1), reliable, volatile: the sas topics' QoS.
 fn depth_one(topic: &str) -> PrimitiveOptions<'_> {
@@ -287,10 +298,13 @@ impl RobotDriverClient {
         let lower = limits("min", false)?;
         let upper = limits("max", true)?;
 
-        let topic = format!("{prefix}/set/target_joint_positions");
-        let publisher = node
-            .create_publisher(depth_one(&topic))
-            .map_err(|source| topic_error("publisher", &topic, source))?;
+        let advertise = |suffix: &str| {
+            let topic = format!("{prefix}/set/{suffix}");
+            node.create_publisher(depth_one(&topic))
+                .map_err(|source| topic_error("publisher", &topic, source))
+        };
+        let publisher = advertise("target_joint_positions")?;
+        let rate_publishers = [advertise(RATE_TOPICS[0])?, advertise(RATE_TOPICS[1])?];
 
         Ok(RobotDriverClient {
             prefix: prefix.to_string(),
@@ -304,6 +318,7 @@ impl RobotDriverClient {
                 sent_at: None,
             }),
             publisher,
+            rate_publishers,
             _joint_states: joint_states,
             _lower: lower,
             _upper: upper,
@@ -326,11 +341,12 @@ impl RobotDriverClient {
             })
     }
 
-    fn check(&self, target: &[f64]) -> Result<(), ClientError> {
-        let expected = self.initialized_count("set_target_joint_positions")?;
+    fn check(&self, command: Command, target: &[f64]) -> Result<(), ClientError> {
+        let expected = self.initialized_count(command.method())?;
         if target.len() != expected {
             return Err(ClientError::TargetLength {
                 prefix: self.prefix.clone(),
+                command,
                 expected,
                 got: target.len(),
             });
@@ -338,6 +354,7 @@ impl RobotDriverClient {
         match target.iter().position(|value| !value.is_finite()) {
             Some(index) => Err(ClientError::NonFiniteTarget {
                 prefix: self.prefix.clone(),
+                command,
                 index,
                 value: target[index],
             }),
@@ -527,11 +544,42 @@ impl RobotDriver for RobotDriverClient {
     }
 
     fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError> {
-        Ok(self.check(target)?)
+        Ok(self.check(Command::Positions, target)?)
+    }
+
+    fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
+        Ok(self.check(command, target)?)
+    }
+
+    /// A velocity or effort target is published at once on the robot's
+    /// `set/target_joint_velocities|forces`: the robot's own driver validates it against its
+    /// limits and controllers and sets it to zero at its command timeout. The position
+    /// target is then no longer re-sent (it would switch the robot back to positions).
+    fn set_target(&self, command: Command, target: &[f64]) -> Result<TargetOutcome, DriverError> {
+        let index = match command {
+            Command::Positions => return self.set_target_joint_positions(target),
+            Command::Velocities => 0,
+            Command::Forces => 1,
+        };
+        self.check(command, target)?;
+        let mut stored = self.target.lock();
+        stored.present = false;
+        let message = Float64MultiArray {
+            data: rosidl_runtime_rs::Sequence::from(target),
+            ..Default::default()
+        };
+        self.rate_publishers[index]
+            .publish(&message)
+            .map_err(|source| ClientError::Publish {
+                prefix: self.prefix.clone(),
+                topic: format!("{}/set/{}", self.prefix, RATE_TOPICS[index]),
+                source,
+            })?;
+        Ok(TargetOutcome::Accepted)
     }
 
     fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
-        self.check(target)?;
+        self.check(Command::Positions, target)?;
         let mut stored = self.target.lock();
         if stored.message.data.len() == target.len() {
             stored.message.data.as_mut_slice().copy_from_slice(target);

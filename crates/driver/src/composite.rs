@@ -8,9 +8,11 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use std::time::Instant;
+
 use crate::{
-    DriverError, JointSnapshot, RobotDriver, ShutdownToken, StateListener, StateListenerGuard,
-    TargetOutcome,
+    Command, DriverError, JointSnapshot, RobotDriver, ShutdownToken, StateListener,
+    StateListenerGuard, TargetOutcome,
 };
 
 /// Who runs the parts' lifecycle, and so who forwards their targets.
@@ -204,17 +206,19 @@ impl RobotDriverComposite {
     /// Runs `f` on each part with its segment of `target`, after the total-length check.
     fn per_segment(
         &self,
+        command: Command,
         target: &[f64],
         mut f: impl FnMut(&CompositePart, &[f64]) -> Result<(), DriverError>,
     ) -> Result<(), DriverError> {
         let layout = self.layout.read();
         let Some(layout) = layout.as_ref() else {
             return Err(DriverError::CompositeNotInitialized {
-                operation: "set_target_joint_positions",
+                operation: command.method(),
             });
         };
         if target.len() != layout.total {
             return Err(DriverError::CompositeTargetLength {
+                command,
                 expected: layout.total,
                 got: target.len(),
                 parts: self.split_description(&layout.counts),
@@ -323,18 +327,26 @@ impl RobotDriver for RobotDriverComposite {
     }
 
     fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError> {
-        self.per_segment(target, |part, segment| {
-            part.driver.check_target_joint_positions(segment)
-        })
+        self.check_target(Command::Positions, target)
     }
 
     fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
-        self.check_target_joint_positions(target)?;
+        self.set_target(Command::Positions, target)
+    }
+
+    fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
+        self.per_segment(command, target, |part, segment| {
+            part.driver.check_target(command, segment)
+        })
+    }
+
+    /// Every part's segment is checked before any is set: the parts take the target all or
+    /// none.
+    fn set_target(&self, command: Command, target: &[f64]) -> Result<TargetOutcome, DriverError> {
+        self.check_target(command, target)?;
         let mut clamped = 0;
-        self.per_segment(target, |part, segment| {
-            if let TargetOutcome::Clamped { joints } =
-                part.driver.set_target_joint_positions(segment)?
-            {
+        self.per_segment(command, target, |part, segment| {
+            if let TargetOutcome::Clamped { joints } = part.driver.set_target(command, segment)? {
                 clamped += joints;
             }
             Ok(())
@@ -344,6 +356,31 @@ impl RobotDriver for RobotDriverComposite {
             0 => TargetOutcome::Accepted,
             joints => TargetOutcome::Clamped { joints },
         })
+    }
+
+    fn command_deadline(&self) -> Option<Instant> {
+        self.parts
+            .iter()
+            .filter_map(|part| part.driver.command_deadline())
+            .min()
+    }
+
+    /// Every part is stopped even if another part's stop failed.
+    fn stop_rate_commands(&self) -> Result<bool, DriverError> {
+        let mut sent = false;
+        let mut first_error = None;
+        for part in &self.parts {
+            match part.driver.stop_rate_commands() {
+                Ok(stopped) => sent |= stopped,
+                Err(error) => {
+                    first_error.get_or_insert(DriverError::Part {
+                        part: part.name.clone(),
+                        error: Box::new(error),
+                    });
+                }
+            }
+        }
+        first_error.map_or(Ok(sent), Err)
     }
 
     fn forward_targets(&self) -> Result<bool, DriverError> {

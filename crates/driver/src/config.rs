@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use gz_transport::MsgsPrefix;
 
-use crate::DriverError;
+use crate::{Command, DriverError};
 
 /// What `set_target_joint_positions` does with a value outside the joint limits captured at
 /// `initialize()`.
@@ -38,7 +38,7 @@ pub enum ForwardMode {
 /// validates them.
 ///
 /// [`RobotDriverGazebo::new`]: crate::RobotDriverGazebo::new
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RobotDriverGazeboConfiguration {
     /// Joints in the order of every vector the driver takes or returns. Non-empty, no
     /// duplicates, no empty names.
@@ -60,6 +60,50 @@ pub struct RobotDriverGazeboConfiguration {
     pub initialize_timeout: Option<Duration>,
     /// When `forward_targets()` publishes.
     pub forward_mode: ForwardMode,
+    /// Velocity command topic prefix: joint `j` is commanded on `prefix + j + "/cmd_vel"`
+    /// (Gazebo's JointController in velocity mode); `None` takes the positions prefix (so a
+    /// world with Gazebo's default topics works).
+    pub joint_velocities_topic_prefix: Option<String>,
+    /// Effort command topic prefix: joint `j` is commanded on `prefix + j + "/cmd_force"`
+    /// (Gazebo's ApplyJointForce); `None` takes the positions prefix.
+    pub joint_forces_topic_prefix: Option<String>,
+    /// Per joint, the largest velocity a target may ask for (`<limit><velocity>`, the range
+    /// is ±it; +inf: none); empty: none known. Gazebo's JointStatePublisher does not send
+    /// these, so they come from the configuration.
+    pub velocity_limits: Vec<f64>,
+    /// Per joint, the largest effort a target may ask for (`<limit><effort>`), as
+    /// `velocity_limits`.
+    pub effort_limits: Vec<f64>,
+    /// How long a velocity or effort target stays in force without a new one: past it,
+    /// `forward_targets` sends zero once (a client that died leaves nothing latched).
+    pub command_timeout: Duration,
+}
+
+/// The default of [`RobotDriverGazeboConfiguration::command_timeout`]: a controller at 20 Hz
+/// or faster (sas controllers run at hundreds) sends several targets within it, and a loaded
+/// machine's stalls of tens of milliseconds do not cut a live client off; a joint at
+/// π rad/s moves at most 0.31 rad after its client died.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_millis(100);
+
+impl Default for RobotDriverGazeboConfiguration {
+    /// Empty names and topics (to be filled), and the defaults of [`new`](Self::new).
+    fn default() -> Self {
+        RobotDriverGazeboConfiguration {
+            joint_names: Vec::new(),
+            joint_positions_topic_prefix: String::new(),
+            joint_states_topic: String::new(),
+            msgs_prefix: MsgsPrefix::default(),
+            partition: None,
+            limit_policy: LimitPolicy::default(),
+            initialize_timeout: None,
+            forward_mode: ForwardMode::default(),
+            joint_velocities_topic_prefix: None,
+            joint_forces_topic_prefix: None,
+            velocity_limits: Vec::new(),
+            effort_limits: Vec::new(),
+            command_timeout: DEFAULT_COMMAND_TIMEOUT,
+        }
+    }
 }
 
 impl RobotDriverGazeboConfiguration {
@@ -113,6 +157,47 @@ impl RobotDriverGazeboConfiguration {
                 parameter: "joint_states_topic",
             });
         }
+        for (prefix, parameter) in [
+            (
+                &self.joint_velocities_topic_prefix,
+                "joint_velocities_topic_prefix",
+            ),
+            (&self.joint_forces_topic_prefix, "joint_forces_topic_prefix"),
+        ] {
+            if prefix.as_deref() == Some("") {
+                return Err(DriverError::EmptyParameter { parameter });
+            }
+        }
+        for (limits, parameter) in [
+            (&self.velocity_limits, "joint_velocity_limits"),
+            (&self.effort_limits, "joint_effort_limits"),
+        ] {
+            if !limits.is_empty() && limits.len() != self.joint_names.len() {
+                return Err(DriverError::InvalidParameter {
+                    parameter,
+                    problem: format!(
+                        "it has {} values for {} joints (one per joint, or none)",
+                        limits.len(),
+                        self.joint_names.len()
+                    ),
+                });
+            }
+            if let Some(index) = limits.iter().position(|&limit| !(limit > 0.0)) {
+                return Err(DriverError::InvalidParameter {
+                    parameter,
+                    problem: format!(
+                        "value {index} ({}) is {}; a limit is positive (inf: none)",
+                        self.joint_names[index], limits[index]
+                    ),
+                });
+            }
+        }
+        if self.command_timeout.is_zero() {
+            return Err(DriverError::InvalidParameter {
+                parameter: "command_timeout",
+                problem: "it is zero; a velocity or effort command must time out".into(),
+            });
+        }
         if self.partition.as_deref() == Some("") {
             return Err(DriverError::EmptyParameter {
                 parameter: "partition",
@@ -123,10 +208,46 @@ impl RobotDriverGazeboConfiguration {
 
     /// The command topic of joint `joint_name`: `prefix + joint_name + "/0/cmd_pos"`.
     pub fn command_topic(&self, joint_name: &str) -> String {
+        self.command_topic_of(Command::Positions, joint_name)
+    }
+
+    /// The topic prefix of `command`'s topics.
+    pub fn topic_prefix(&self, command: Command) -> &str {
+        let positions = &self.joint_positions_topic_prefix;
+        match command {
+            Command::Positions => positions,
+            Command::Velocities => self
+                .joint_velocities_topic_prefix
+                .as_ref()
+                .unwrap_or(positions),
+            Command::Forces => self.joint_forces_topic_prefix.as_ref().unwrap_or(positions),
+        }
+    }
+
+    /// The topic joint `joint_name` takes `command`'s targets on: `prefix + joint_name +`
+    /// `/0/cmd_pos`, `/cmd_vel` or `/cmd_force` (Gazebo's default topics).
+    pub fn command_topic_of(&self, command: Command, joint_name: &str) -> String {
         format!(
-            "{}{}/0/cmd_pos",
-            self.joint_positions_topic_prefix, joint_name
+            "{}{joint_name}{}",
+            self.topic_prefix(command),
+            command.topic_suffix()
         )
+    }
+
+    /// `(lower, upper)` of `command`'s targets for `joint_count` joints: ±the configured
+    /// velocity/effort limits, ±inf where none is known (never for positions: those come
+    /// from Gazebo).
+    pub(crate) fn rate_limits(&self, command: Command) -> (Vec<f64>, Vec<f64>) {
+        let limits = match command {
+            Command::Velocities => &self.velocity_limits,
+            _ => &self.effort_limits,
+        };
+        let upper: Vec<f64> = if limits.is_empty() {
+            vec![f64::INFINITY; self.joint_names.len()]
+        } else {
+            limits.clone()
+        };
+        (upper.iter().map(|limit| -limit).collect(), upper)
     }
 }
 
@@ -153,6 +274,52 @@ mod tests {
         assert_eq!(config.limit_policy, LimitPolicy::Clamp);
         assert_eq!(config.forward_mode, ForwardMode::EveryPeriod);
         assert_eq!(config.msgs_prefix, MsgsPrefix::Gz);
+        assert_eq!(config.command_timeout, DEFAULT_COMMAND_TIMEOUT);
+    }
+
+    #[test]
+    fn velocity_and_effort_topics_default_to_the_positions_prefix() {
+        let mut config = ur3e();
+        assert_eq!(
+            config.command_topic_of(Command::Velocities, "elbow_joint"),
+            "/model/ur3e/joint/elbow_joint/cmd_vel"
+        );
+        config.joint_forces_topic_prefix = Some("/arm/".into());
+        assert_eq!(
+            config.command_topic_of(Command::Forces, "elbow_joint"),
+            "/arm/elbow_joint/cmd_force"
+        );
+        assert_eq!(
+            config.rate_limits(Command::Forces),
+            (vec![f64::NEG_INFINITY; 3], vec![f64::INFINITY; 3])
+        );
+        config.velocity_limits = vec![3.0, 3.0, f64::INFINITY];
+        assert_eq!(
+            config.rate_limits(Command::Velocities),
+            (
+                vec![-3.0, -3.0, f64::NEG_INFINITY],
+                vec![3.0, 3.0, f64::INFINITY]
+            )
+        );
+    }
+
+    #[test]
+    fn rate_limits_and_the_command_timeout_are_checked() {
+        let mut config = ur3e();
+        config.velocity_limits = vec![1.0, 2.0];
+        assert_eq!(
+            config.validate().unwrap_err().to_string(),
+            "RobotDriverGazebo: joint_velocity_limits is invalid: it has 2 values for 3 joints (one per joint, or none)."
+        );
+        config.velocity_limits = vec![1.0, f64::NAN, 1.0];
+        assert!(config
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("value 1 (shoulder_lift_joint) is NaN"));
+        let mut config = ur3e();
+        config.command_timeout = Duration::ZERO;
+        assert!(config.validate().is_err());
     }
 
     #[test]

@@ -9,11 +9,12 @@ use gz_transport::{
 use parking_lot::{Mutex, RwLock};
 
 use crate::cache::Interest;
+use crate::command::{RateCommands, RateSend};
 use crate::listeners::{StateListener, StateListenerGuard, StateListeners};
 use crate::source::SourceGate;
-use crate::target::{apply_limits, check_limits, check_shape, RateLimitedWarning};
+use crate::target::{apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning};
 use crate::{
-    DriverError, ForwardMode, JointSnapshot, JointStateCache, ModelReceiver,
+    Command, DriverError, ForwardMode, JointSnapshot, JointStateCache, ModelReceiver,
     RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
 };
 
@@ -56,12 +57,24 @@ impl DriverState {
 
 /// The transport endpoints that exist while connected.
 struct Links {
-    /// One per joint, in configuration order.
+    /// One per joint, in configuration order: positions (`cmd_pos`).
     publishers: Vec<Publisher<Double>>,
+    /// Velocities (`cmd_vel`), one per joint.
+    velocities: Vec<Publisher<Double>>,
+    /// Efforts (`cmd_force`), one per joint.
+    forces: Vec<Publisher<Double>>,
     _joint_states: Subscription,
 }
 
 impl Links {
+    fn publishers_of(&self, command: Command) -> &[Publisher<Double>] {
+        match command {
+            Command::Positions => &self.publishers,
+            Command::Velocities => &self.velocities,
+            Command::Forces => &self.forces,
+        }
+    }
+
     /// The command publishers a message sent now would reach no subscriber of.
     fn unsubscribed(&self) -> Vec<&Publisher<Double>> {
         self.publishers
@@ -89,6 +102,8 @@ struct Target {
     /// Per joint, its command topic's count of subscriptions when the target was last sent
     /// on it: a subscription since (a restarted simulator, a new listener) gets the target.
     reached: Vec<u64>,
+    /// The latest mode, and the velocity or effort target with its timeout.
+    rates: RateCommands,
 }
 
 /// A robot simulated in Gazebo, seen through gz-transport: joint states in from a
@@ -172,6 +187,7 @@ impl RobotDriverGazebo {
                 generation: 0,
                 forwarded: None,
                 reached: vec![0; joint_count],
+                rates: RateCommands::new(joint_count, config.command_timeout),
             }),
             clamp_warning: RateLimitedWarning::new(CLAMP_WARNING_INTERVAL),
             foreign_joint_states: Arc::new(AtomicU64::new(0)),
@@ -203,8 +219,8 @@ impl RobotDriverGazebo {
         self.config.joint_names.len()
     }
 
-    /// Advertises one `Double` publisher per joint on `prefix + joint + "/0/cmd_pos"` and
-    /// subscribes to the joint-state topic. Needs no Gazebo: the subscription connects to
+    /// Advertises one `Double` publisher per joint on `prefix + joint + "/0/cmd_pos"` (and
+    /// on the velocity and effort topics, `…/cmd_vel` and `…/cmd_force`) and subscribes to the joint-state topic. Needs no Gazebo: the subscription connects to
     /// Gazebo whenever it appears. Does nothing if already connected.
     ///
     /// # Errors
@@ -215,17 +231,21 @@ impl RobotDriverGazebo {
         if self.state() != DriverState::Disconnected {
             return Ok(());
         }
-        let publishers = self
-            .config
-            .joint_names
-            .iter()
-            .map(|joint| {
-                let topic = self.config.command_topic(joint);
-                self.node
-                    .advertise::<Double>(&topic)
-                    .map_err(|source| DriverError::Advertise { topic, source })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let advertise = |command: Command| {
+            self.config
+                .joint_names
+                .iter()
+                .map(|joint| {
+                    let topic = self.config.command_topic_of(command, joint);
+                    self.node
+                        .advertise::<Double>(&topic)
+                        .map_err(|source| DriverError::Advertise { topic, source })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let publishers = advertise(Command::Positions)?;
+        let velocities = advertise(Command::Velocities)?;
+        let forces = advertise(Command::Forces)?;
         let mut receiver = ModelReceiver::new(self.cache.clone(), &self.config.joint_names);
         let mut source = SourceGate::new(
             &self.config.joint_states_topic,
@@ -251,6 +271,8 @@ impl RobotDriverGazebo {
             })?;
         *self.links.lock() = Some(Links {
             publishers,
+            velocities,
+            forces,
             _joint_states: joint_states,
         });
         self.set_state(DriverState::Connected);
@@ -422,9 +444,11 @@ impl RobotDriverGazebo {
 
     /// Leaves `Initialized` for `Connected`: getters and targets are refused again and the
     /// stored target is dropped (Gazebo keeps the last command it got). Safe in any state.
+    /// A velocity or effort command in force is set to zero first.
     pub fn deinitialize(&self) {
         let _transition = self.lifecycle.lock();
         if self.state() == DriverState::Initialized {
+            self.stop_on_leaving("deinitialize");
             self.set_state(DriverState::Connected);
             self.target.lock().present = false;
         }
@@ -432,13 +456,26 @@ impl RobotDriverGazebo {
 
     /// Unsubscribes, unadvertises the command topics and drops the stored target; wakes a
     /// waiting `initialize()`, which then fails. Idempotent, safe in any state.
+    /// A velocity or effort command in force is set to zero first.
     pub fn disconnect(&self) {
         let _transition = self.lifecycle.lock();
+        if self.state() == DriverState::Initialized {
+            self.stop_on_leaving("disconnect");
+        }
         let links = self.links.lock().take();
         drop(links);
         self.set_state(DriverState::Disconnected);
         self.target.lock().present = false;
         self.cache.wake_waiters();
+    }
+
+    fn stop_on_leaving(&self, operation: &str) {
+        if let Err(err) = self.stop_rate_commands() {
+            tracing::error!(
+                "RobotDriverGazebo::{operation}: could not set the velocity/effort command in \
+                 force to zero: {err}"
+            );
+        }
     }
 
     /// Joint-state messages dropped because another publisher of the joint-state topic held
@@ -565,12 +602,14 @@ impl RobotDriverGazebo {
     /// # Errors
     /// The error `set_target_joint_positions` would return.
     pub fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError> {
-        check_shape(&self.config.joint_names, target)?;
+        let command = Command::Positions;
+        check_shape(command, &self.config.joint_names, target)?;
         let limits = self.limits.read();
         if self.state() != DriverState::Initialized {
-            return Err(DriverError::TargetBeforeInitialize);
+            return Err(DriverError::TargetBeforeInitialize { command });
         }
         check_limits(
+            command,
             &self.config.joint_names,
             target,
             (&limits.0, &limits.1),
@@ -589,13 +628,15 @@ impl RobotDriverGazebo {
     /// [`DriverError::TargetLength`], [`DriverError::NonFiniteTarget`],
     /// [`DriverError::TargetBeforeInitialize`], [`DriverError::TargetOutOfLimits`].
     pub fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
-        check_shape(&self.config.joint_names, target)?;
+        let command = Command::Positions;
+        check_shape(command, &self.config.joint_names, target)?;
         let limits = self.limits.read();
         if self.state() != DriverState::Initialized {
-            return Err(DriverError::TargetBeforeInitialize);
+            return Err(DriverError::TargetBeforeInitialize { command });
         }
         let mut stored = self.target.lock();
         let (outcome, first_clamp) = apply_limits(
+            command,
             &self.config.joint_names,
             target,
             (&limits.0, &limits.1),
@@ -604,13 +645,19 @@ impl RobotDriverGazebo {
         )?;
         stored.present = true;
         stored.generation += 1;
+        stored.rates.accepted(command, Instant::now());
         drop(stored);
+        self.warn_clamped(command, outcome, first_clamp);
+        Ok(outcome)
+    }
+
+    fn warn_clamped(&self, command: Command, outcome: TargetOutcome, first_clamp: Option<Clamp>) {
         if let (TargetOutcome::Clamped { joints }, Some(clamp)) = (outcome, first_clamp) {
             if let Some(suppressed) = self.clamp_warning.permit(Instant::now()) {
                 tracing::warn!(
-                    "RobotDriverGazebo::set_target_joint_positions: clamped {joints} value(s) into \
-                     the joint limits, first {} ({}) = {} into [{}, {}] \
-                     ({suppressed} similar warnings suppressed).",
+                    "RobotDriverGazebo::{command}: clamped {joints} value(s) into the {}, first \
+                     {} ({}) = {} into [{}, {}] ({suppressed} similar warnings suppressed).",
+                    command.limits_name(),
                     clamp.index,
                     self.config.joint_names[clamp.index],
                     clamp.value,
@@ -619,7 +666,229 @@ impl RobotDriverGazebo {
                 );
             }
         }
+    }
+
+    /// Checks `target` as [`set_target_joint_velocities`](Self::set_target_joint_velocities)
+    /// does, without storing it.
+    ///
+    /// # Errors
+    /// The error `set_target_joint_velocities` would return.
+    pub fn check_target_joint_velocities(&self, target: &[f64]) -> Result<(), DriverError> {
+        self.check_rate_target(Command::Velocities, target)
+    }
+
+    /// Checks `target` as [`set_target_joint_forces`](Self::set_target_joint_forces) does,
+    /// without storing it.
+    ///
+    /// # Errors
+    /// The error `set_target_joint_forces` would return.
+    pub fn check_target_joint_forces(&self, target: &[f64]) -> Result<(), DriverError> {
+        self.check_rate_target(Command::Forces, target)
+    }
+
+    /// Validates and stores a velocity target (rad/s or m/s per joint) that
+    /// [`forward_targets`](Self::forward_targets) sends to Gazebo's JointControllers
+    /// (`<joint_velocities_topic_prefix><joint>/cmd_vel`). Checks, in order: the length,
+    /// that every value is finite, that the driver is initialized, that every joint's
+    /// command topic has a subscriber (else [`DriverError::NoController`] names the topics),
+    /// and the configured velocity limits under the [`LimitPolicy`](crate::LimitPolicy).
+    /// The target becomes the mode in force: an effort command in force is set to zero, a
+    /// position target is no longer re-sent (Gazebo's position controller, if the world has
+    /// one, keeps its last target). Without a new one within the configured command
+    /// timeout, `forward_targets` sends zero velocity once.
+    ///
+    /// # Errors
+    /// [`DriverError::TargetLength`], [`DriverError::NonFiniteTarget`],
+    /// [`DriverError::TargetBeforeInitialize`], [`DriverError::NoController`],
+    /// [`DriverError::TargetOutOfLimits`].
+    pub fn set_target_joint_velocities(
+        &self,
+        target: &[f64],
+    ) -> Result<TargetOutcome, DriverError> {
+        self.set_rate_target(Command::Velocities, target)
+    }
+
+    /// Validates and stores an effort target (N·m or N per joint) for Gazebo's ApplyJointForce
+    /// systems (`<joint_forces_topic_prefix><joint>/cmd_force`), as
+    /// [`set_target_joint_velocities`](Self::set_target_joint_velocities) does for
+    /// velocities (checked against the configured effort limits; zero effort at the
+    /// timeout).
+    ///
+    /// # Errors
+    /// As `set_target_joint_velocities`.
+    pub fn set_target_joint_forces(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
+        self.set_rate_target(Command::Forces, target)
+    }
+
+    /// Checks and stores a target of `command`, the one entry point of the three modes.
+    ///
+    /// # Errors
+    /// As the mode's own method.
+    pub fn set_target(
+        &self,
+        command: Command,
+        target: &[f64],
+    ) -> Result<TargetOutcome, DriverError> {
+        match command {
+            Command::Positions => self.set_target_joint_positions(target),
+            rate => self.set_rate_target(rate, target),
+        }
+    }
+
+    /// Checks a target of `command` without storing it.
+    ///
+    /// # Errors
+    /// As the mode's own method.
+    pub fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
+        match command {
+            Command::Positions => self.check_target_joint_positions(target),
+            rate => self.check_rate_target(rate, target),
+        }
+    }
+
+    /// The checks of a velocity or effort target that need no stored state.
+    fn check_rate_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
+        check_shape(command, &self.config.joint_names, target)?;
+        if self.state() != DriverState::Initialized {
+            return Err(DriverError::TargetBeforeInitialize { command });
+        }
+        self.check_controllers(command)?;
+        let (lower, upper) = self.config.rate_limits(command);
+        check_limits(
+            command,
+            &self.config.joint_names,
+            target,
+            (&lower, &upper),
+            self.config.limit_policy,
+        )
+    }
+
+    /// Refuses a target of `command` when a joint's command topic has no subscriber.
+    fn check_controllers(&self, command: Command) -> Result<(), DriverError> {
+        let links = self.links.lock();
+        let Some(links) = links.as_ref() else {
+            return Err(DriverError::NotConnected {
+                operation: command.method(),
+            });
+        };
+        let missing: Vec<String> = links
+            .publishers_of(command)
+            .iter()
+            .filter(|publisher| !publisher.has_subscribers())
+            .map(|publisher| publisher.topic().to_string())
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(DriverError::NoController {
+                command,
+                topics: missing,
+            })
+        }
+    }
+
+    fn set_rate_target(
+        &self,
+        command: Command,
+        target: &[f64],
+    ) -> Result<TargetOutcome, DriverError> {
+        check_shape(command, &self.config.joint_names, target)?;
+        if self.state() != DriverState::Initialized {
+            return Err(DriverError::TargetBeforeInitialize { command });
+        }
+        self.check_controllers(command)?;
+        let (lower, upper) = self.config.rate_limits(command);
+        let mut stored = self.target.lock();
+        // Validated into a copy: a refused target leaves the one in force untouched.
+        let mut values = stored.rates.values.clone();
+        let (outcome, first_clamp) = apply_limits(
+            command,
+            &self.config.joint_names,
+            target,
+            (&lower, &upper),
+            self.config.limit_policy,
+            &mut values,
+        )?;
+        stored.rates.values = values;
+        stored.rates.accepted(command, Instant::now());
+        drop(stored);
+        self.warn_clamped(command, outcome, first_clamp);
         Ok(outcome)
+    }
+
+    /// When the velocity or effort target in force times out, if one is: the control loop
+    /// calls [`forward_targets`](Self::forward_targets) then (it sends zero once).
+    pub fn command_deadline(&self) -> Option<Instant> {
+        self.target.lock().rates.deadline()
+    }
+
+    /// Sets a velocity or effort command in force to zero now (a watchdog fault, a stop);
+    /// returns whether it sent. The stored velocity/effort target is dropped.
+    ///
+    /// # Errors
+    /// Not connected; the transport has shut down.
+    pub fn stop_rate_commands(&self) -> Result<bool, DriverError> {
+        let mut target = self.target.lock();
+        target.rates.stop();
+        let links = self.links.lock();
+        let Some(links) = links.as_ref() else {
+            return Err(DriverError::NotConnected {
+                operation: "stop_rate_commands",
+            });
+        };
+        let sends = self.rate_payloads(&mut target, links, Instant::now());
+        self.publish(&sends)
+    }
+
+    /// The messages the rate modes are due at `now`.
+    fn rate_payloads<'l>(
+        &self,
+        target: &mut Target,
+        links: &'l Links,
+        now: Instant,
+    ) -> Vec<(&'l RawPublisher, Vec<u8>)> {
+        let every_call = self.config.forward_mode == ForwardMode::EveryPeriod;
+        let mut sends = Vec::new();
+        for due in target.rates.due(now, every_call) {
+            let (command, zero) = match due {
+                RateSend::Target(command) => (command, false),
+                RateSend::Zero(command) => (command, true),
+            };
+            for (publisher, &value) in links
+                .publishers_of(command)
+                .iter()
+                .zip(&target.rates.values)
+            {
+                let data = if zero { 0.0 } else { value };
+                sends.push((publisher.raw(), Double { header: None, data }.to_payload()));
+            }
+        }
+        if let Some(command) = target.rates.timed_out {
+            tracing::info!(
+                "RobotDriverGazebo::{command}: no new target within the command timeout ({:.0} \
+                 ms); zero sent to Gazebo.",
+                self.config.command_timeout.as_secs_f64() * 1e3
+            );
+        }
+        sends
+    }
+
+    /// Sends `sends` in one write per simulator; false if there was nothing to send.
+    fn publish(&self, sends: &[(&RawPublisher, Vec<u8>)]) -> Result<bool, DriverError> {
+        if sends.is_empty() {
+            return Ok(false);
+        }
+        let together: Vec<(&RawPublisher, &[u8])> = sends
+            .iter()
+            .map(|(publisher, payload)| (*publisher, payload.as_slice()))
+            .collect();
+        self.node
+            .publish_together(&together)
+            .map_err(|source| DriverError::Publish {
+                topic: together[0].0.topic().to_string(),
+                source,
+            })?;
+        Ok(true)
     }
 
     /// Publishes the stored target, one `Double` per joint, according to the configured
@@ -639,48 +908,47 @@ impl RobotDriverGazebo {
                 operation: "forward_targets",
             });
         };
-        if !target.present {
-            return Ok(false);
-        }
         let now = Instant::now();
-        let all = match (target.forwarded, self.config.forward_mode) {
-            (None, _) | (_, ForwardMode::EveryPeriod) => true,
-            (Some((generation, at)), mode) => {
-                generation != target.generation
-                    || matches!(mode, ForwardMode::OnChangeWithKeepalive(keepalive)
-                        if now.saturating_duration_since(at) >= keepalive)
+        let mut sends = self.rate_payloads(&mut target, links, now);
+        // A position target is re-sent only while it is the mode in force: after a switch to
+        // velocities or efforts, Gazebo's position controller keeps its last one.
+        if target.present && target.rates.positions_in_force() {
+            let all = match (target.forwarded, self.config.forward_mode) {
+                (None, _) | (_, ForwardMode::EveryPeriod) => true,
+                (Some((generation, at)), mode) => {
+                    generation != target.generation
+                        || matches!(mode, ForwardMode::OnChangeWithKeepalive(keepalive)
+                            if now.saturating_duration_since(at) >= keepalive)
+                }
+            };
+            let Target {
+                values, reached, ..
+            } = &mut *target;
+            for ((publisher, &data), reached) in
+                links.publishers.iter().zip(values.iter()).zip(reached)
+            {
+                let subscriptions = publisher.subscriptions();
+                if !all && subscriptions == *reached {
+                    continue;
+                }
+                *reached = subscriptions;
+                sends.push((publisher.raw(), Double { header: None, data }.to_payload()));
             }
-        };
-        let Target {
-            values, reached, ..
-        } = &mut *target;
-        let mut sends = Vec::new();
-        for ((publisher, &data), reached) in links.publishers.iter().zip(values.iter()).zip(reached)
-        {
-            let subscriptions = publisher.subscriptions();
-            if !all && subscriptions == *reached {
-                continue;
+            if all {
+                target.forwarded = Some((target.generation, now));
             }
-            *reached = subscriptions;
-            sends.push((publisher.raw(), Double { header: None, data }.to_payload()));
-        }
-        if all {
-            target.forwarded = Some((target.generation, now));
-        }
-        if sends.is_empty() {
-            return Ok(false);
         }
         // One write per simulator for all joints.
-        let together: Vec<(&RawPublisher, &[u8])> = sends
-            .iter()
-            .map(|(publisher, payload)| (*publisher, payload.as_slice()))
-            .collect();
-        self.node
-            .publish_together(&together)
-            .map_err(|source| DriverError::Publish {
-                topic: together[0].0.topic().to_string(),
-                source,
-            })?;
-        Ok(true)
+        self.publish(&sends)
+    }
+}
+
+impl Drop for RobotDriverGazebo {
+    /// A driver dropped while initialized (a script that ends without `deinitialize`) leaves
+    /// no velocity or effort command latched in Gazebo.
+    fn drop(&mut self) {
+        if self.state() == DriverState::Initialized {
+            self.stop_on_leaving("drop");
+        }
     }
 }

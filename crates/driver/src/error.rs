@@ -1,5 +1,7 @@
 use std::time::Duration;
 
+use crate::Command;
+
 /// Every error of the driver. Messages follow the original C++ driver's where it had one
 /// (e.g. `RobotDriverGazebo::set_target_joint_positions: expected 6 values, got 5.`).
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +30,14 @@ pub enum DriverError {
     EmptyParameter {
         /// The configuration field, e.g. `joint_states_topic`.
         parameter: &'static str,
+    },
+    /// A configuration value is out of its range.
+    #[error("RobotDriverGazebo: {parameter} is invalid: {problem}.")]
+    InvalidParameter {
+        /// The configuration field's parameter name.
+        parameter: &'static str,
+        /// What is wrong.
+        problem: String,
     },
     /// A shared node does not match the configuration (message prefix or partition).
     #[error("RobotDriverGazebo: the shared node's {what} is {node:?} but the configuration asks for {configuration:?}.")]
@@ -79,21 +89,28 @@ pub enum DriverError {
         what: &'static str,
     },
     /// A target was given before `initialize()` captured the limits it is checked against.
-    #[error("RobotDriverGazebo::set_target_joint_positions: not initialized; call initialize() first (it captures the joint limits targets are checked against).")]
-    TargetBeforeInitialize,
+    #[error("RobotDriverGazebo::{command}: not initialized; call initialize() first (it captures the joint limits targets are checked against).")]
+    TargetBeforeInitialize {
+        /// The refused command.
+        command: Command,
+    },
     /// A target has the wrong number of values.
-    #[error(
-        "RobotDriverGazebo::set_target_joint_positions: expected {expected} values, got {got}."
-    )]
+    #[error("RobotDriverGazebo::{command}: expected {expected} values, got {got}.")]
     TargetLength {
+        /// The refused command.
+        command: Command,
         /// Number of configured joints.
         expected: usize,
         /// Number of values given.
         got: usize,
     },
     /// A target value is NaN or infinite; it is never forwarded.
-    #[error("RobotDriverGazebo::set_target_joint_positions: value {index} ({joint}) is {value}; targets must be finite.")]
+    #[error(
+        "RobotDriverGazebo::{command}: value {index} ({joint}) is {value}; targets must be finite."
+    )]
     NonFiniteTarget {
+        /// The refused command.
+        command: Command,
         /// Position in the target.
         index: usize,
         /// The joint it is for.
@@ -101,9 +118,12 @@ pub enum DriverError {
         /// The offending value.
         value: f64,
     },
-    /// A target value is outside the joint limits and the policy is `Refuse`.
-    #[error("RobotDriverGazebo::set_target_joint_positions: value {index} ({joint}) = {value} is outside the joint limits [{lower}, {upper}].")]
+    /// A target value is outside the joint's limits (position, velocity or effort, by the
+    /// command) and the policy is `Refuse`.
+    #[error("RobotDriverGazebo::{command}: value {index} ({joint}) = {value} is outside the {} [{lower}, {upper}].", command.limits_name())]
     TargetOutOfLimits {
+        /// The refused command.
+        command: Command,
         /// Position in the target.
         index: usize,
         /// The joint it is for.
@@ -114,6 +134,24 @@ pub enum DriverError {
         lower: f64,
         /// The joint's upper limit.
         upper: f64,
+    },
+    /// A velocity or effort target for joints whose command topic nothing subscribes to (no
+    /// JointController / ApplyJointForce listening, or a wrong topic prefix): refused, since
+    /// nothing would carry it out.
+    #[error("RobotDriverGazebo::{command}: nothing subscribes to [{}]: is Gazebo's {} loaded, and {} right? The target is refused.", topics.join(", "), command.gazebo_system(), command.prefix_parameter())]
+    NoController {
+        /// The refused command.
+        command: Command,
+        /// The command topics without a subscriber, in joint order.
+        topics: Vec<String>,
+    },
+    /// A driver that does not offer this command mode.
+    #[error("{driver}::{command}: not supported by this driver.")]
+    UnsupportedCommand {
+        /// The driver's type, for the message.
+        driver: &'static str,
+        /// The refused command.
+        command: Command,
     },
     /// `initialize()` was cancelled by its shutdown token.
     #[error(
@@ -152,11 +190,10 @@ pub enum DriverError {
         operation: &'static str,
     },
     /// A composite target does not have one value per joint of all the parts together.
-    #[error(
-        "RobotDriverComposite::set_target_joint_positions: expected {expected} values ({parts}), \
-         got {got}."
-    )]
+    #[error("RobotDriverComposite::{command}: expected {expected} values ({parts}), got {got}.")]
     CompositeTargetLength {
+        /// The refused command.
+        command: Command,
         /// Joints of all the parts.
         expected: usize,
         /// Values given.
@@ -221,6 +258,7 @@ impl DriverError {
             | DriverError::EmptyJointName { .. }
             | DriverError::DuplicateJointName { .. }
             | DriverError::EmptyParameter { .. }
+            | DriverError::InvalidParameter { .. }
             | DriverError::NodeMismatch { .. }
             | DriverError::CompositeConfiguration(_) => ErrorKind::Configuration,
             DriverError::Node(_)
@@ -229,7 +267,9 @@ impl DriverError {
             | DriverError::Publish { .. } => ErrorKind::Transport,
             DriverError::NotConnected { .. }
             | DriverError::NotInitialized { .. }
-            | DriverError::TargetBeforeInitialize
+            | DriverError::TargetBeforeInitialize { .. }
+            | DriverError::NoController { .. }
+            | DriverError::UnsupportedCommand { .. }
             | DriverError::CompositeNotInitialized { .. } => ErrorKind::State,
             DriverError::TargetLength { .. }
             | DriverError::CompositeTargetLength { .. }

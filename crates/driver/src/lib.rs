@@ -1,7 +1,11 @@
 //! The Gazebo robot driver core of the bridge: receives Gazebo's joint states (`gz.msgs.Model`
-//! from a JointStatePublisher) into a joint-state cache and forwards target joint positions to
-//! Gazebo's JointPositionController topics (`gz.msgs.Double`, one per joint). It knows nothing
-//! of ROS or Python; the ROS node, the Python module and the multi-robot composer bind it.
+//! from a JointStatePublisher) into a joint-state cache and forwards target joint positions,
+//! velocities and efforts to Gazebo's JointPositionController, JointController and
+//! ApplyJointForce topics (`gz.msgs.Double`, one per joint; [`Command`]). A velocity or effort
+//! command is set back to zero once its client sends no newer one within the command timeout
+//! (`forward_targets` sends the zero; [`RobotDriverGazebo::command_deadline`] says when). It
+//! knows nothing of ROS or Python; the ROS node, the Python module and the multi-robot
+//! composer bind it.
 //!
 //! ```no_run
 //! use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration, ShutdownToken};
@@ -50,6 +54,7 @@
 #![warn(missing_docs)]
 
 mod cache;
+mod command;
 mod composite;
 mod config;
 mod driver;
@@ -62,8 +67,11 @@ mod source;
 mod target;
 
 pub use cache::{JointSample, JointSnapshot, JointStateCache};
+pub use command::Command;
 pub use composite::{CompositePart, PartOwnership, RobotDriverComposite};
-pub use config::{ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration};
+pub use config::{
+    ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration, DEFAULT_COMMAND_TIMEOUT,
+};
 pub use driver::{DriverState, RobotDriverGazebo};
 pub use error::{DriverError, ErrorKind};
 pub use gz_transport::msgs::Time as SimTime;

@@ -3,8 +3,10 @@
 //! and so do composites of drivers, so one loop (the ROS node's, the Python module's) serves
 //! any of them.
 
+use std::time::Instant;
+
 use crate::{
-    DriverError, JointSnapshot, RobotDriverGazebo, ShutdownToken, StateListener,
+    Command, DriverError, JointSnapshot, RobotDriverGazebo, ShutdownToken, StateListener,
     StateListenerGuard, TargetOutcome,
 };
 
@@ -63,6 +65,55 @@ pub trait RobotDriver: Send + Sync {
     /// # Errors
     /// The target is refused (length, non-finite value, limits, state).
     fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError>;
+
+    /// Checks a target of `command` as [`set_target`](Self::set_target) would, without
+    /// storing it. Drivers that offer velocity or effort control override it; the default
+    /// takes positions only.
+    ///
+    /// # Errors
+    /// Why `set_target` would refuse it.
+    fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
+        match command {
+            Command::Positions => self.check_target_joint_positions(target),
+            command => Err(DriverError::UnsupportedCommand {
+                driver: "RobotDriver",
+                command,
+            }),
+        }
+    }
+
+    /// Validates and stores a target of `command` (positions, velocities or efforts) for
+    /// [`forward_targets`](Self::forward_targets); the latest mode wins. A velocity or
+    /// effort target stays in force until [`command_deadline`](Self::command_deadline), when
+    /// `forward_targets` sets it to zero. The default takes positions only.
+    ///
+    /// # Errors
+    /// The target is refused (length, non-finite value, limits, state, no controller, a
+    /// mode the driver does not offer).
+    fn set_target(&self, command: Command, target: &[f64]) -> Result<TargetOutcome, DriverError> {
+        match command {
+            Command::Positions => self.set_target_joint_positions(target),
+            command => Err(DriverError::UnsupportedCommand {
+                driver: "RobotDriver",
+                command,
+            }),
+        }
+    }
+
+    /// When the velocity or effort target in force times out, if one is: a control loop
+    /// calls [`forward_targets`](Self::forward_targets) then, which sends zero.
+    fn command_deadline(&self) -> Option<Instant> {
+        None
+    }
+
+    /// Sets a velocity or effort command in force to zero now (a watchdog fault); returns
+    /// whether it sent.
+    ///
+    /// # Errors
+    /// Sending failed.
+    fn stop_rate_commands(&self) -> Result<bool, DriverError> {
+        Ok(false)
+    }
 
     /// Sends the stored target to the robot if the driver's forwarding rule says so; returns
     /// whether it sent. The control loop calls this every period.
@@ -126,6 +177,22 @@ impl RobotDriver for RobotDriverGazebo {
 
     fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
         RobotDriverGazebo::set_target_joint_positions(self, target)
+    }
+
+    fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
+        RobotDriverGazebo::check_target(self, command, target)
+    }
+
+    fn set_target(&self, command: Command, target: &[f64]) -> Result<TargetOutcome, DriverError> {
+        RobotDriverGazebo::set_target(self, command, target)
+    }
+
+    fn command_deadline(&self) -> Option<Instant> {
+        RobotDriverGazebo::command_deadline(self)
+    }
+
+    fn stop_rate_commands(&self) -> Result<bool, DriverError> {
+        RobotDriverGazebo::stop_rate_commands(self)
     }
 
     fn forward_targets(&self) -> Result<bool, DriverError> {

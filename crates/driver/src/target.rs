@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::{DriverError, LimitPolicy};
+use crate::{Command, DriverError, LimitPolicy};
 
 /// What `set_target_joint_positions` did with an accepted target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,15 +29,21 @@ pub(crate) struct Clamp {
 }
 
 /// Checks length and finiteness: the rules that need no limits.
-pub(crate) fn check_shape(joint_names: &[String], target: &[f64]) -> Result<(), DriverError> {
+pub(crate) fn check_shape(
+    command: Command,
+    joint_names: &[String],
+    target: &[f64],
+) -> Result<(), DriverError> {
     if target.len() != joint_names.len() {
         return Err(DriverError::TargetLength {
+            command,
             expected: joint_names.len(),
             got: target.len(),
         });
     }
     match target.iter().position(|value| !value.is_finite()) {
         Some(index) => Err(DriverError::NonFiniteTarget {
+            command,
             index,
             joint: joint_names[index].clone(),
             value: target[index],
@@ -49,6 +55,7 @@ pub(crate) fn check_shape(joint_names: &[String], target: &[f64]) -> Result<(), 
 /// Refuses a target that passed [`check_shape`] if the policy is `Refuse` and a value lies
 /// outside the (inclusive) limits; `Clamp` accepts every finite target.
 pub(crate) fn check_limits(
+    command: Command,
     joint_names: &[String],
     target: &[f64],
     (lower, upper): (&[f64], &[f64]),
@@ -60,6 +67,7 @@ pub(crate) fn check_limits(
     let outside = |index: usize| !(lower[index] <= target[index] && target[index] <= upper[index]);
     match (0..target.len()).find(|&index| outside(index)) {
         Some(index) => Err(DriverError::TargetOutOfLimits {
+            command,
             index,
             joint: joint_names[index].clone(),
             value: target[index],
@@ -74,13 +82,14 @@ pub(crate) fn check_limits(
 /// store into `out`. Limits are inclusive; ±inf limits never clamp. Nothing is written when
 /// the target is refused.
 pub(crate) fn apply_limits(
+    command: Command,
     joint_names: &[String],
     target: &[f64],
     (lower, upper): (&[f64], &[f64]),
     policy: LimitPolicy,
     out: &mut [f64],
 ) -> Result<(TargetOutcome, Option<Clamp>), DriverError> {
-    check_limits(joint_names, target, (lower, upper), policy)?;
+    check_limits(command, joint_names, target, (lower, upper), policy)?;
     let outside = |index: usize| !(lower[index] <= target[index] && target[index] <= upper[index]);
     let mut clamped = 0;
     let mut first = None;
@@ -155,7 +164,7 @@ mod tests {
 
     #[test]
     fn a_wrong_length_is_refused_with_the_originals_message() {
-        let err = check_shape(&names(), &[0.0, 0.0]).unwrap_err();
+        let err = check_shape(Command::Positions, &names(), &[0.0, 0.0]).unwrap_err();
         assert_eq!(
             err.to_string(),
             "RobotDriverGazebo::set_target_joint_positions: expected 3 values, got 2."
@@ -164,23 +173,25 @@ mod tests {
 
     #[test]
     fn nan_and_infinity_are_refused_naming_the_joint() {
-        let err = check_shape(&names(), &[0.0, f64::NAN, 0.0]).unwrap_err();
+        let err = check_shape(Command::Positions, &names(), &[0.0, f64::NAN, 0.0]).unwrap_err();
         assert_eq!(
             err.to_string(),
             "RobotDriverGazebo::set_target_joint_positions: value 1 (b) is NaN; targets must be finite."
         );
-        let err = check_shape(&names(), &[0.0, 0.0, f64::NEG_INFINITY]).unwrap_err();
+        let err =
+            check_shape(Command::Positions, &names(), &[0.0, 0.0, f64::NEG_INFINITY]).unwrap_err();
         assert_eq!(
             err.to_string(),
             "RobotDriverGazebo::set_target_joint_positions: value 2 (c) is -inf; targets must be finite."
         );
-        check_shape(&names(), &[0.0, 0.0, 1e300]).unwrap();
+        check_shape(Command::Positions, &names(), &[0.0, 0.0, 1e300]).unwrap();
     }
 
     #[test]
     fn clamp_stores_values_inside_the_limits_and_counts_them() {
         let mut out = [0.0; 3];
         let (outcome, first) = apply_limits(
+            Command::Positions,
             &names(),
             &[1.5, -3.0, 1e9],
             (&LOWER, &UPPER),
@@ -205,6 +216,7 @@ mod tests {
     fn values_on_the_limits_are_accepted_unchanged() {
         let mut out = [0.0; 3];
         let (outcome, first) = apply_limits(
+            Command::Positions,
             &names(),
             &[1.0, -2.0, 0.0],
             (&LOWER, &UPPER),
@@ -219,14 +231,28 @@ mod tests {
     #[test]
     fn checking_limits_refuses_only_under_refuse() {
         let outside = [0.0, 2.5, 0.0];
-        check_limits(&names(), &outside, (&LOWER, &UPPER), LimitPolicy::Clamp).unwrap();
-        let err =
-            check_limits(&names(), &outside, (&LOWER, &UPPER), LimitPolicy::Refuse).unwrap_err();
+        check_limits(
+            Command::Positions,
+            &names(),
+            &outside,
+            (&LOWER, &UPPER),
+            LimitPolicy::Clamp,
+        )
+        .unwrap();
+        let err = check_limits(
+            Command::Positions,
+            &names(),
+            &outside,
+            (&LOWER, &UPPER),
+            LimitPolicy::Refuse,
+        )
+        .unwrap_err();
         assert!(
             matches!(err, DriverError::TargetOutOfLimits { index: 1, .. }),
             "{err}"
         );
         check_limits(
+            Command::Positions,
             &names(),
             &[1.0, -2.0, 1e300],
             (&LOWER, &UPPER),
@@ -239,6 +265,7 @@ mod tests {
     fn refuse_rejects_the_whole_target_and_writes_nothing() {
         let mut out = [7.0; 3];
         let err = apply_limits(
+            Command::Positions,
             &names(),
             &[0.0, 2.5, 0.0],
             (&LOWER, &UPPER),
@@ -254,9 +281,39 @@ mod tests {
     }
 
     #[test]
+    fn velocity_and_effort_targets_are_refused_naming_their_method_and_limits() {
+        let err =
+            check_shape(Command::Velocities, &names(), &[0.0, f64::INFINITY, 0.0]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "RobotDriverGazebo::set_target_joint_velocities: value 1 (b) is inf; targets must be finite."
+        );
+        let err = check_shape(Command::Forces, &names(), &[0.0]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "RobotDriverGazebo::set_target_joint_forces: expected 3 values, got 1."
+        );
+        let mut out = [0.0; 3];
+        let err = apply_limits(
+            Command::Forces,
+            &names(),
+            &[0.0, 0.0, -60.0],
+            (&[-54.0, -54.0, -54.0], &[54.0, 54.0, 54.0]),
+            LimitPolicy::Refuse,
+            &mut out,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "RobotDriverGazebo::set_target_joint_forces: value 2 (c) = -60 is outside the effort limits [-54, 54]."
+        );
+    }
+
+    #[test]
     fn inverted_limits_do_not_panic() {
         let mut out = [0.0; 1];
         let (outcome, _) = apply_limits(
+            Command::Positions,
             &names()[..1],
             &[0.0],
             (&[1.0], &[-1.0]),

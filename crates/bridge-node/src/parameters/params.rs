@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use gz_transport::MsgsPrefix;
 use rclrs::{DeclarationError, Node, ParameterValue, ParameterVariant};
-use sas_robot_driver_gazebo::{DriverError, LimitPolicy, RobotDriverGazeboConfiguration};
+use sas_robot_driver_gazebo::{
+    DriverError, LimitPolicy, RobotDriverGazeboConfiguration, DEFAULT_COMMAND_TIMEOUT,
+};
 
 use crate::parameters::config::DEFAULT_HEARTBEAT;
 use crate::RobotDriverRosConfiguration;
@@ -269,6 +271,8 @@ pub struct RobotDefaults {
     pub target_keepalive_sec: f64,
     /// `initialize_timeout_sec`.
     pub initialize_timeout_sec: f64,
+    /// `command_timeout_sec`.
+    pub command_timeout_sec: f64,
     /// `joint_states_publishing`.
     pub joint_states_publishing: Arc<str>,
     /// `target_forwarding`.
@@ -297,6 +301,7 @@ impl Default for RobotDefaults {
             target_limit_policy: "clamp".into(),
             target_keepalive_sec: heartbeat,
             initialize_timeout_sec: 0.0,
+            command_timeout_sec: DEFAULT_COMMAND_TIMEOUT.as_secs_f64(),
             joint_states_publishing: "on_arrival".into(),
             target_forwarding: "on_arrival".into(),
             joint_limits_publishing: "on_change".into(),
@@ -340,6 +345,13 @@ impl RobotDefaults {
                 "how long to wait for Gazebo's joint states; 0 waits until stopped (as the \
                  original)",
                 self.initialize_timeout_sec,
+            )?,
+            command_timeout_sec: reader.optional(
+                "command_timeout_sec",
+                "a double in seconds, e.g. 0.1 (greater than zero)",
+                "a velocity or effort target without a new one for this long is set to zero in \
+                 Gazebo",
+                self.command_timeout_sec,
             )?,
             ..self.declare_publishing_options(reader)?
         })
@@ -525,6 +537,12 @@ impl NodeParameters {
 struct RobotBlock {
     joint_names: Arc<[Arc<str>]>,
     joint_positions_topic_prefix: Arc<str>,
+    /// Empty: the positions prefix.
+    joint_velocities_topic_prefix: Arc<str>,
+    joint_forces_topic_prefix: Arc<str>,
+    /// Empty: none known.
+    joint_velocity_limits: Arc<[f64]>,
+    joint_effort_limits: Arc<[f64]>,
     joint_states_topic: Arc<str>,
     robot_name: Arc<str>,
 }
@@ -544,6 +562,34 @@ impl RobotBlock {
             "joint_positions_topic_prefix",
             "a string, e.g. \"/model/ur3e/joint/\"",
             "joint j is commanded on <prefix><j>/0/cmd_pos (gz.msgs.Double)",
+        )?;
+        let joint_velocities_topic_prefix = reader.optional::<Arc<str>>(
+            "joint_velocities_topic_prefix",
+            "a string, e.g. \"/model/ur3e/joint/\" (empty: joint_positions_topic_prefix)",
+            "joint j takes velocity targets on <prefix><j>/cmd_vel (gz.msgs.Double; Gazebo's \
+             JointController); empty: joint_positions_topic_prefix",
+            "".into(),
+        )?;
+        let joint_forces_topic_prefix = reader.optional::<Arc<str>>(
+            "joint_forces_topic_prefix",
+            "a string, e.g. \"/model/ur3e/joint/\" (empty: joint_positions_topic_prefix)",
+            "joint j takes effort targets on <prefix><j>/cmd_force (gz.msgs.Double; Gazebo's \
+             ApplyJointForce); empty: joint_positions_topic_prefix",
+            "".into(),
+        )?;
+        let joint_velocity_limits = reader.optional::<Arc<[f64]>>(
+            "joint_velocity_limits",
+            "a double array, one per joint, e.g. [3.14, 3.14, 3.14] (empty: none)",
+            "velocity targets outside ±these are clamped or refused (target_limit_policy); the \
+             SDF's <limit><velocity>; empty: not checked",
+            Arc::from([]),
+        )?;
+        let joint_effort_limits = reader.optional::<Arc<[f64]>>(
+            "joint_effort_limits",
+            "a double array, one per joint, e.g. [54.0, 54.0, 28.0] (empty: none)",
+            "effort targets outside ±these are clamped or refused (target_limit_policy); the \
+             SDF's <limit><effort>; empty: not checked",
+            Arc::from([]),
         )?;
         let joint_states_topic = reader.mandatory::<Arc<str>>(
             "joint_states_topic",
@@ -567,6 +613,10 @@ impl RobotBlock {
         Ok(RobotBlock {
             joint_names,
             joint_positions_topic_prefix,
+            joint_velocities_topic_prefix,
+            joint_forces_topic_prefix,
+            joint_velocity_limits,
+            joint_effort_limits,
             joint_states_topic,
             robot_name,
         })
@@ -601,6 +651,16 @@ impl RobotBlock {
                 true,
             )?,
             forward_mode: ros.driver_forward_mode(),
+            joint_velocities_topic_prefix: non_empty(&self.joint_velocities_topic_prefix),
+            joint_forces_topic_prefix: non_empty(&self.joint_forces_topic_prefix),
+            velocity_limits: self.joint_velocity_limits.to_vec(),
+            effort_limits: self.joint_effort_limits.to_vec(),
+            command_timeout: seconds(
+                reader.name("command_timeout_sec"),
+                options.command_timeout_sec,
+                false,
+            )?
+            .expect("zero is refused"),
         };
         driver
             .validate()
@@ -632,6 +692,10 @@ fn joint_name_list(names: &[Arc<str>]) -> Vec<String> {
         return Vec::new();
     }
     names.iter().map(|name| name.to_string()).collect()
+}
+
+fn non_empty(value: &str) -> Option<String> {
+    (!value.is_empty()).then(|| value.to_string())
 }
 
 fn invalid(name: String, problem: String) -> ParameterError {
@@ -680,6 +744,7 @@ fn driver_parameter_error(err: DriverError, qualify: impl Fn(&str) -> String) ->
             "partition" => "gz_partition",
             other => other,
         },
+        DriverError::InvalidParameter { parameter, .. } => parameter,
         _ => "joint_names",
     };
     invalid(qualify(name), err.to_string())

@@ -273,12 +273,23 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
                     }
                 })));
         }
+        {
+            let core = Arc::downgrade(&core);
+            self.server.rate_targets.forward_on_arrival(Some(Box::new(
+                move |command, target: &[f64]| {
+                    if let Some(core) = core.upgrade() {
+                        core.rate_target_arrived(command, target);
+                    }
+                },
+            )));
+        }
         let statistics = if on_arrival {
             self.run_on_arrival(&core)
         } else {
             self.run_grid(&core)
         };
         self.server.targets.forward_on_arrival(None);
+        self.server.rate_targets.forward_on_arrival(None);
         drop(listener);
         tracing::info!(
             "::Control loop stopped after {} periods ({} overruns, largest lateness {:.3} ms, \

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use rclrs::{Clock, Publisher};
 use ros_env::sensor_msgs::msg::rmw::JointState;
-use sas_robot_driver_gazebo::{JointSnapshot, RobotDriver, ShutdownToken, TargetOutcome};
+use sas_robot_driver_gazebo::{Command, JointSnapshot, RobotDriver, ShutdownToken, TargetOutcome};
 
 use crate::process::realtime;
 use crate::robot::alarm::Alarm;
@@ -420,7 +420,7 @@ impl<D: RobotDriver + ?Sized> Core<D> {
 
     /// The earliest instant a duty falls due without a Gazebo message: the state going stale
     /// (or its outage outlasting the stall budget), the watchdog's deadline, the target's
-    /// keepalive, the limits' heartbeat.
+    /// keepalive, the limits' heartbeat, a velocity or effort target's timeout.
     fn duty_deadline(&self, work: &Work) -> Option<Instant> {
         let stale = work.staleness.deadline(work.seen.1, self.state_timeout());
         let watchdog = self.watchdog.lock().deadline();
@@ -431,7 +431,9 @@ impl<D: RobotDriver + ?Sized> Core<D> {
             _ => None,
         };
         let heartbeat = work.limits.heartbeat_at();
-        [stale, watchdog, keepalive, heartbeat]
+        // A velocity or effort target's timeout: zero is sent then.
+        let command_timeout = self.driver.command_deadline();
+        [stale, watchdog, keepalive, heartbeat, command_timeout]
             .into_iter()
             .flatten()
             .min()
@@ -468,7 +470,7 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         bump(&self.counters.periods);
         if self.config.target_forwarding == TargetForwarding::Periodic {
             if let Some(target) = self.targets.take() {
-                self.apply_target(&target, now);
+                self.apply_target(Command::Positions, &target, now);
             }
         }
         // Under `periodic` this sends every period; otherwise the driver sends only what is
@@ -596,10 +598,28 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         let now = Instant::now();
         // The driver's own lines (a clamp warning) name the robot too.
         self.in_span(|| {
-            if self.apply_target(target, now) {
+            if self.apply_target(Command::Positions, target, now) {
                 self.forward_target(now);
             }
         });
+    }
+
+    /// A target from `set/target_joint_velocities` or `set/target_joint_forces`: validated
+    /// and sent to Gazebo now, on the command worker's thread; the loop's alarm is set to
+    /// its timeout, when zero is sent unless a newer target came.
+    pub fn rate_target_arrived(&self, command: Command, target: &[f64]) {
+        if self.faulted.load(Ordering::SeqCst) {
+            return; // zero stays in force
+        }
+        let now = Instant::now();
+        self.in_span(|| {
+            if self.apply_target(command, target, now) {
+                self.forward_target(now);
+            }
+        });
+        if let Some(deadline) = self.driver.command_deadline() {
+            self.alarm.wake_by(deadline);
+        }
     }
 
     /// Lets the driver send the target if its rule says so; a send starts the keepalive.
@@ -633,8 +653,8 @@ impl<D: RobotDriver + ?Sized> Core<D> {
     }
 
     /// Hands a target to the driver (which validates it); true if accepted.
-    fn apply_target(&self, target: &[f64], now: Instant) -> bool {
-        match self.driver.set_target_joint_positions(target) {
+    fn apply_target(&self, command: Command, target: &[f64], now: Instant) -> bool {
+        match self.driver.set_target(command, target) {
             Ok(outcome) => {
                 bump(&self.counters.targets_accepted);
                 if matches!(outcome, TargetOutcome::Clamped { .. }) {

@@ -127,8 +127,9 @@ fn received(message: &WatchdogTrigger) -> Trigger {
     }
 }
 
-/// After a watchdog fault: holds the robot at its last measured position (sent to Gazebo
-/// now) and logs why; returns the error the loop ends with.
+/// After a watchdog fault: sets a velocity or effort command in force to zero and holds the
+/// robot at its last measured position (both sent to Gazebo now), and logs why; returns the
+/// error the loop ends with.
 pub(crate) fn stop_safely<D: RobotDriver + ?Sized>(
     driver: &D,
     robot_name: &str,
@@ -136,6 +137,12 @@ pub(crate) fn stop_safely<D: RobotDriver + ?Sized>(
     limits: (&[f64], &[f64]),
     snapshot: &mut JointSnapshot,
 ) -> BridgeError {
+    // A velocity or effort command would keep the robot moving whatever position is held.
+    if let Err(err) = driver.stop_rate_commands() {
+        tracing::error!(
+            "::Watchdog fault::{fault} Could not set the velocity/effort command to zero: {err}."
+        );
+    }
     let held = match hold_position(driver, limits, snapshot) {
         Ok(position) => {
             tracing::error!(

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rclrs::{
@@ -20,7 +20,11 @@ use ros_env::std_msgs::msg::rmw::{
 };
 use ros_env::std_msgs::msg::{Float64MultiArray, Int32MultiArray};
 
+use sas_robot_driver_gazebo::Command;
+
+use crate::robot::core::FAILURE_LOG_INTERVAL;
 use crate::robot::counters::{bump, RobotCounters};
+use crate::robot::rate_limit::{suppressed_note, RateLimit};
 use crate::BridgeError;
 
 /// How often the number of publishers on each `set/*` topic is checked.
@@ -110,6 +114,44 @@ impl TargetMailbox {
     }
 }
 
+/// Velocity and effort targets (`set/target_joint_velocities`, `set/target_joint_forces`):
+/// validated and sent on arrival, on the command worker's thread, whatever
+/// `target_forwarding` says (a rate command is sent once; the command timeout, not a
+/// period, bounds it). Before the loop serves the robot, they are dropped with an error.
+pub(crate) struct RateTargets {
+    forwarder: Mutex<Option<RateForwarder>>,
+    early_log: Mutex<RateLimit>,
+}
+
+pub(crate) type RateForwarder = Box<dyn Fn(Command, &[f64]) + Send>;
+
+impl RateTargets {
+    fn new() -> Self {
+        RateTargets {
+            forwarder: Mutex::default(),
+            early_log: Mutex::new(RateLimit::new(FAILURE_LOG_INTERVAL)),
+        }
+    }
+
+    fn receive(&self, command: Command, target: &[f64]) {
+        if let Some(forward) = self.forwarder.lock().as_ref() {
+            return forward(command, target);
+        }
+        if let Some(suppressed) = self.early_log.lock().permit(Instant::now()) {
+            tracing::error!(
+                "::Target refused::{command}: the robot is not initialized yet (waiting for \
+                 Gazebo); the target is dropped.{}",
+                suppressed_note(suppressed)
+            );
+        }
+    }
+
+    /// Sets (or with `None` removes) where targets go while the loop serves the robot.
+    pub fn forward_on_arrival(&self, forwarder: Option<RateForwarder>) {
+        *self.forwarder.lock() = forwarder;
+    }
+}
+
 /// QoS of every topic of the surface: KeepLast(1), reliable, volatile (rclcpp's defaults with
 /// depth 1, as the original created them).
 fn depth_one(topic: &str) -> PrimitiveOptions<'_> {
@@ -125,6 +167,7 @@ pub(crate) struct RobotDriverServer {
         Publisher<RmwFloat64MultiArray>,
     ),
     pub targets: Arc<TargetMailbox>,
+    pub rate_targets: Arc<RateTargets>,
     _home_states: Publisher<RmwInt32MultiArray>,
     _target_joint_positions: WorkerSubscription<Float64MultiArray, ()>,
     _target_joint_velocities: WorkerSubscription<Float64MultiArray, ()>,
@@ -155,22 +198,25 @@ impl RobotDriverServer {
                 mailbox.receive(message.data, &info)
             },
         )?;
-        let target_joint_velocities = subscribe(
-            commands,
-            &topic("set/target_joint_velocities"),
-            ignored_once::<Float64MultiArray>(
-                "set/target_joint_velocities",
-                "velocity control is not supported by RobotDriverGazebo",
-            ),
-        )?;
-        let target_joint_forces = subscribe(
-            commands,
-            &topic("set/target_joint_forces"),
-            ignored_once::<Float64MultiArray>(
-                "set/target_joint_forces",
-                "force control is not supported by RobotDriverGazebo",
-            ),
-        )?;
+        let rate_targets = Arc::new(RateTargets::new());
+        let rate_subscription = |suffix: &str, command: Command| {
+            let rates = rate_targets.clone();
+            let mailbox = targets.clone();
+            subscribe(
+                commands,
+                &topic(suffix),
+                move |message: Float64MultiArray, info: MessageInfo| {
+                    mailbox.count_reader_gap(
+                        &info.publisher_gid.data,
+                        info.publication_sequence_number,
+                    );
+                    rates.receive(command, &message.data)
+                },
+            )
+        };
+        let target_joint_velocities =
+            rate_subscription("set/target_joint_velocities", Command::Velocities)?;
+        let target_joint_forces = rate_subscription("set/target_joint_forces", Command::Forces)?;
         let homing_signal = subscribe(
             commands,
             &topic("set/homing_signal"),
@@ -214,6 +260,7 @@ impl RobotDriverServer {
             ),
             _home_states: advertise(node, &topic("get/home_states"))?,
             targets,
+            rate_targets,
             _target_joint_positions: target_joint_positions,
             _target_joint_velocities: target_joint_velocities,
             _target_joint_forces: target_joint_forces,

@@ -9,6 +9,8 @@ mod composite;
 mod concurrency;
 // Against the real Ignition Fortress CLI (`ign-transport-topic`).
 mod ign_cli;
+// Velocity targets through a composite, against the UR3e velocity world in this process.
+mod rate;
 // A second simulator on the same topics, then the first one stopped.
 mod restart;
 // Against gz-joint-sim running the UR3e world in this process.

@@ -412,7 +412,7 @@ fn lifecycle_calls_out_of_order_are_refused_with_clear_errors_and_disconnect_is_
     );
     assert!(matches!(
         driver.set_target_joint_positions(&[0.0; 6]),
-        Err(DriverError::TargetBeforeInitialize)
+        Err(DriverError::TargetBeforeInitialize { .. })
     ));
     driver.disconnect();
     driver.deinitialize();
@@ -503,7 +503,7 @@ fn forward_modes_clamp_warnings_and_deinitialize_decide_what_is_published() {
     );
     assert!(matches!(
         every.set_target_joint_positions(&q),
-        Err(DriverError::TargetBeforeInitialize)
+        Err(DriverError::TargetBeforeInitialize { .. })
     ));
     every.disconnect();
 
