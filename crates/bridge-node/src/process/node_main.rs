@@ -15,10 +15,12 @@ use rclrs::{Context, CreateBasicExecutor, Executor, InitOptions, Logger, Node};
 use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};
 use tracing_subscriber::EnvFilter;
 
+use crate::process::clock::{ClockBridge, ClockParameters};
 use crate::process::dds_profile::DdsProfile;
 use crate::{
-    install_log_route, route_logs_to, ExecutorThread, MultiRobot, MultiRobotParameters,
-    NodeParameters, RobotDriverRos, RobotLoop, RosLogLayer, StopSignals, Teardown, TEARDOWN_BOUND,
+    install_log_route, route_logs_to, ExecutorThread, GzParameters, MultiRobot,
+    MultiRobotParameters, NodeParameters, ParameterReader, RobotDriverRos, RobotLoop, RosLogLayer,
+    StopSignals, Teardown, TEARDOWN_BOUND,
 };
 
 /// How a node run ended, as the process's exit status.
@@ -202,13 +204,21 @@ pub fn run_node(
             }
 
             tracing::info!("::Loading parameters from parameter server.");
-            match multi {
-                Err(err) => {
+            // The process's own: one clock whatever the number of robots.
+            let mut reader = ParameterReader::new(node);
+            let clock = match (multi, ClockParameters::declare(&mut reader)) {
+                (Err(err), _) | (_, Err(err)) => {
                     tracing::error!("::Exception::{err}");
-                    NodeExit::Usage
+                    return NodeExit::Usage;
                 }
-                Ok(Some(parameters)) => run_robots(node, executor, &parameters, shutdown, teardown),
-                Ok(None) => run_robot(node, executor, shutdown, teardown),
+                (Ok(multi), Ok(clock)) => (multi, clock),
+            };
+            let _clock_declared = reader.into_declared();
+            match clock {
+                (Some(parameters), clock) => {
+                    run_robots(node, executor, &parameters, &clock, shutdown, teardown)
+                }
+                (None, clock) => run_robot(node, executor, &clock, shutdown, teardown),
             }
         },
     )
@@ -251,6 +261,7 @@ fn node_logger_name(args: &[String], default_node_name: &str) -> String {
 fn run_robot(
     node: &Node,
     executor: Executor,
+    clock: &ClockParameters,
     shutdown: &ShutdownToken,
     teardown: &Teardown,
 ) -> NodeExit {
@@ -263,6 +274,17 @@ fn run_robot(
     };
     tracing::info!("::Parameters OK.");
 
+    let gz = GzParameters {
+        msgs_prefix: parameters.driver.msgs_prefix,
+        partition: parameters.driver.partition.clone(),
+    };
+    let _clock = match ClockBridge::start(node, clock, &gz) {
+        Ok(clock) => clock,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return NodeExit::Failure;
+        }
+    };
     teardown.stage("creating the driver and its topics");
     let driver = match RobotDriverGazebo::new(parameters.driver.clone(), None) {
         Ok(driver) => driver,
@@ -297,10 +319,18 @@ fn run_robots(
     node: &Node,
     executor: Executor,
     parameters: &MultiRobotParameters,
+    clock: &ClockParameters,
     shutdown: &ShutdownToken,
     teardown: &Teardown,
 ) -> NodeExit {
     tracing::info!("::Parameters OK.");
+    let _clock = match ClockBridge::start(node, clock, &parameters.gz) {
+        Ok(clock) => clock,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return NodeExit::Failure;
+        }
+    };
     teardown.stage("creating the drivers and their topics");
     let robots = match MultiRobot::new(node, parameters, shutdown) {
         Ok(robots) => robots,
