@@ -12,7 +12,9 @@ publication (`system`); per sim stamp it prints when each reader had it:
              DDS write)
   ROS recv   the DDS reception timestamp at rclpy (before rclpy's executor)
 
-as lags after Gazebo's `system` stamp (p50/p99/max, ms), and each side's rate (Hz).
+as lags after Gazebo's `system` stamp (p50/p99/max, ms), and each side's rate (Hz). The node
+runs with `use_sim_time: true`: for each of its joint states, how far its stamp (the node's
+clock) is behind the latest /clock rclpy had received before it (DDS reception order).
 
     . scripts/env && .venv/bin/python bench/clock_lag.py --rtf 2 --seconds 10
 """
@@ -75,6 +77,7 @@ def main():
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
 
     release = ROOT / 'target' / 'release'
     processes = []
@@ -89,7 +92,7 @@ def main():
               stderr=subprocess.DEVNULL)
         start([release / 'sas_robot_driver_ros_gazebo_node', '--ros-args', '-r',
                '__node:=ur3e_1', '--params-file', CONFIG, '-p', 'publish_clock:=true', '-p',
-               'gz_msgs_prefix:=ignition.msgs.'], stdout=subprocess.DEVNULL,
+               'gz_msgs_prefix:=ignition.msgs.', '-p', 'use_sim_time:=true'], stdout=subprocess.DEVNULL,
               stderr=subprocess.DEVNULL)
         cli = start([CLI, '-e', '-t', '/clock'], stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL, bufsize=1)
@@ -104,6 +107,12 @@ def main():
             lambda m, info: ros.append((info['received_timestamp'], info['source_timestamp'],
                                         m.clock.sec * 10**9 + m.clock.nanosec)),
             QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+        states = []
+        node.create_subscription(
+            JointState, '/ur3e_1/get/joint_states',
+            lambda m, info: states.append((info['received_timestamp'],
+                                           m.header.stamp.sec * 10**9 + m.header.stamp.nanosec)),
+            100)
         deadline = time.monotonic() + 60
         while not (ros and gz):
             if time.monotonic() > deadline:
@@ -111,10 +120,11 @@ def main():
             rclpy.spin_once(node, timeout_sec=0.05)
         ros.clear()
         gz.clear()
+        states.clear()
         end = time.monotonic() + args.seconds
         while time.monotonic() < end:
             rclpy.spin_once(node, timeout_sec=0.05)
-        ros_now, gz_now = list(ros), list(gz)
+        ros_now, gz_now, states_now = list(ros), list(gz), list(states)
         node.destroy_node()
         rclpy.shutdown()
     finally:
@@ -139,6 +149,17 @@ def main():
     print(summary('gz CLI', [(t - s * 1e-9) for t, _, s in gz_window]))
     print(summary('ROS pub', [(src - system_of[sim]) * 1e-9 for _, src, sim in matched]))
     print(summary('ROS recv', [(recv - system_of[sim]) * 1e-9 for recv, _, sim in matched]))
+    clock_by_reception = sorted((recv, sim) for recv, _, sim in ros_now)
+    behind, zero = [], 0
+    for recv, stamp in states_now:
+        before = [sim for r, sim in clock_by_reception if r <= recv]
+        if stamp == 0:
+            zero += 1
+        elif before:
+            behind.append((before[-1] - stamp) * 1e-9)
+    print(f'joint_states (use_sim_time): {len(states_now)}, stamped 0: {zero}; stamp behind '
+          'the latest /clock received before it:')
+    print(summary('stamp', behind).replace(' ms', ' sim ms'))
 
 
 if __name__ == '__main__':

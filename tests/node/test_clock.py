@@ -138,3 +138,17 @@ def test_without_publish_clock_there_is_no_clock_publisher_and_stamps_are_wall_t
     assert world.node.count_publishers('/clock') == 0
     assert "Gazebo's clock" not in bridge.output()
     assert abs(seconds(states[-1].header.stamp) - time.time()) < 5
+
+
+def test_use_sim_time_without_a_clock_stamps_0_and_says_so(world):
+    """No /clock anywhere: the node's clock stays at 0 (as any ROS node's would), and the node
+    warns once, naming the cure."""
+    world.sim()
+    bridge = ur3e_bridge(world, 'use_sim_time:=true')
+    states = world.subscribe(JointState, STATES)
+    bridge.wait_output('::use_sim_time: every stamp is ROS /clock time', START_S)
+    world.wait_for(lambda: states, START_S, 'joint states')
+    assert seconds(states[-1].header.stamp) == 0
+    bridge.wait_output('::use_sim_time is true but nothing arrived on /clock in 5 s: every '
+                       'stamp is 0. Set publish_clock: true', 15)
+    assert bridge.count('nothing arrived on /clock') == 1

@@ -4,6 +4,7 @@ own process; the node `sas_robot_driver_ros_gazebo_node` with the same arguments
 reference for the topics and values."""
 
 import math
+import pathlib
 import signal
 import time
 
@@ -15,6 +16,8 @@ from std_msgs.msg import Float64MultiArray
 
 from conftest import CONFIG, SCRIPT, START_S, UR3E_JOINTS, binary
 from support.ros import RosClient
+
+HERE = pathlib.Path(__file__).resolve().parent
 
 TAU = 2 * math.pi
 UR3E_LOWER = [-TAU, -TAU, -math.pi, -TAU, -TAU, -math.inf]
@@ -143,6 +146,27 @@ def test_the_script_publishes_gazebos_clock_and_stamps_sim_time(world, client):
     stamp = states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9
     assert 0 < clocks[0] < clocks[-1] < 1_000_000, 'sim time, not wall time'
     assert abs(stamp - clocks[-1]) < 0.5, f'joint states stamped {stamp}, /clock {clocks[-1]}'
+
+
+def test_the_original_classes_publish_gazebos_clock_when_configured(world, client):
+    """RobotDriverROSConfiguration(publish_clock=True): RobotDriverROS publishes /clock, and
+    with use_sim_time in its arguments stamps its joint states with it."""
+    world.sim()
+    child = world.python(HERE / 'clock_from_library.py', world.partition)
+    clocks = []
+    client.node.create_subscription(
+        Clock, '/clock', lambda m: clocks.append(m.clock.sec + m.clock.nanosec * 1e-9),
+        QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+    states = client.subscribe(JointState, '/ur3e_1/get/joint_states')
+    client.wait_for(lambda: (len(clocks) > 10 and len(states) > 10) or not child.alive(),
+                    START_S, '/clock and joint states from RobotDriverROS')
+    assert child.alive(), child.output()
+    assert client.node.count_publishers('/clock') == 1
+    stamp = states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9
+    assert 0 < stamp < 1_000_000 and abs(stamp - clocks[-1]) < 0.5, (stamp, clocks[-1])
+    child.signal(signal.SIGTERM)
+    assert child.wait_exit(10) == 0, child.output()
+    assert child.count('loop returned') == 1
 
 
 def test_sigterm_while_waiting_for_gazebo_exits_0(world, client):

@@ -57,7 +57,7 @@ pub use parameters::params::{
     DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
     RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,
 };
-pub use process::clock::{ClockBridge, ClockParameters};
+pub use process::clock::{ClockBridge, ClockParameters, SimTimeNotice};
 pub use process::dds_profile::DdsProfile;
 pub use process::executor_thread::ExecutorThread;
 pub use process::log_route::{install_log_route, route_logs_to, LogRoute};

@@ -9,12 +9,17 @@
 //! share their own receive thread and publish from it) nor behind the ROS executor. QoS is
 //! ROS's `ClockQoS` (best effort, keep last 1, volatile), as every `use_sim_time` subscriber
 //! (rclcpp, rclpy, rclrs) asks for.
+//!
+//! `use_sim_time` is rclrs's: read when the node is created (read-only afterwards), it makes
+//! the node's clock follow ROS `/clock` (rclrs subscribes it on the node's executor), and every
+//! stamp the node makes comes from that clock. [`SimTimeNotice`] says so in the log, and warns
+//! when no `/clock` has arrived, since the stamps are then all 0.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gz_transport::msgs::{Clock as GzClock, Time as GzTime};
-use rclrs::{IntoPrimitiveOptions, Node, Publisher, QOS_PROFILE_CLOCK};
+use rclrs::{ClockType, IntoPrimitiveOptions, Node, Publisher, Timer, QOS_PROFILE_CLOCK};
 use ros_env::builtin_interfaces::msg::rmw::Time;
 use ros_env::rosgraph_msgs::msg::rmw::Clock;
 use sas_robot_driver_gazebo::DriverError;
@@ -27,6 +32,9 @@ const ROS_CLOCK_TOPIC: &str = "/clock";
 
 /// A refused clock message is logged at most this often.
 const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How long a node on `use_sim_time` may go without a `/clock` before it warns.
+const SIM_TIME_GRACE: Duration = Duration::from_secs(5);
 
 /// The process-level clock parameters (the node's own, not a robot group's).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,6 +134,48 @@ impl ClockBridge {
             _subscription: subscription,
             _gz: transport,
         }))
+    }
+}
+
+/// Under `use_sim_time: true`: a line saying where the node's stamps come from, and a warning
+/// when the node's clock still reads 0 (no `/clock` arrived) [`SIM_TIME_GRACE`] later (on
+/// the steady clock). Nothing without `use_sim_time`. Keep it for as long as the node runs.
+pub struct SimTimeNotice {
+    _timer: Option<Timer>,
+}
+
+impl SimTimeNotice {
+    /// Looks at `node`'s clock (rclrs made it a ROS-time clock driven by `/clock` if
+    /// `use_sim_time` was true when the node was created).
+    pub fn start(node: &Node) -> Self {
+        let clock = node.get_clock();
+        if !matches!(clock.clock_type(), ClockType::RosTime) {
+            return SimTimeNotice { _timer: None };
+        }
+        tracing::info!(
+            "::use_sim_time: every stamp is ROS {ROS_CLOCK_TOPIC} time (0 until the first \
+             {ROS_CLOCK_TOPIC} arrives); loop periods, timeouts and the watchdog stay on the \
+             monotonic clock."
+        );
+        let timer = node.create_timer_oneshot(SIM_TIME_GRACE, move || {
+            if clock.now().nsec == 0 {
+                tracing::warn!(
+                    "::use_sim_time is true but nothing arrived on {ROS_CLOCK_TOPIC} in {} s: \
+                     every stamp is 0. Set publish_clock: true, or run a {ROS_CLOCK_TOPIC} \
+                     publisher (e.g. ros_gz_bridge).",
+                    SIM_TIME_GRACE.as_secs()
+                );
+            }
+        });
+        match timer {
+            Ok(timer) => SimTimeNotice {
+                _timer: Some(timer),
+            },
+            Err(err) => {
+                tracing::warn!("::Cannot watch for {ROS_CLOCK_TOPIC} (use_sim_time): {err}");
+                SimTimeNotice { _timer: None }
+            }
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use rclrs::{Context, CreateBasicExecutor, Executor, InitOptions, Logger, Node};
 use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};
 use tracing_subscriber::EnvFilter;
 
-use crate::process::clock::{ClockBridge, ClockParameters};
+use crate::process::clock::{ClockBridge, ClockParameters, SimTimeNotice};
 use crate::process::dds_profile::DdsProfile;
 use crate::{
     install_log_route, route_logs_to, ExecutorThread, GzParameters, MultiRobot,
@@ -133,7 +133,9 @@ pub fn run_ros_node(
     rclrs::log_info!(node.logger(), "::DDS: {}.", dds_profile.note());
     drop(dds_profile);
     route_logs_to(RosLogLayer::new(node.logger().clone())).keep();
+    let sim_time = SimTimeNotice::start(&node);
     let exit = body(&node, executor);
+    drop(sim_time);
     teardown.begin();
     teardown.stage("destroying the node");
     drop(node);
