@@ -93,7 +93,8 @@ impl ClockBridge {
     /// `parameters.gazebo_clock_topic` and each `sim` time goes out on `/clock`.
     ///
     /// # Errors
-    /// The publisher, the gz-transport node or its subscription cannot be created.
+    /// `gazebo_clock_topic` is no valid topic name ([`BridgeError::Parameter`]); the
+    /// publisher, the gz-transport node or its subscription cannot be created.
     pub fn start(
         node: &Node,
         parameters: &ClockParameters,
@@ -119,10 +120,16 @@ impl ClockBridge {
         let mut republisher = Republisher::new(publisher, topic.clone());
         let subscription = transport
             .subscribe::<GzClock, _>(&topic, move |clock, _| republisher.receive(&clock))
-            .map_err(|source| {
-                BridgeError::Configuration(format!(
-                "cannot subscribe to Gazebo's clock on [{topic}] (gazebo_clock_topic): {source}"
-            ))
+            .map_err(|source| match source {
+                gz_transport::Error::InvalidTopic { .. } => {
+                    BridgeError::Parameter(ParameterError::Invalid {
+                        name: "gazebo_clock_topic".into(),
+                        problem: source.to_string(),
+                    })
+                }
+                other => BridgeError::Configuration(format!(
+                    "cannot subscribe to Gazebo's clock on [{topic}] (gazebo_clock_topic): {other}"
+                )),
             })?;
         tracing::info!(
             "::Publishing Gazebo's clock [{}] ({}Clock) on ROS {ROS_CLOCK_TOPIC} \

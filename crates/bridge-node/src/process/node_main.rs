@@ -18,7 +18,7 @@ use tracing_subscriber::EnvFilter;
 use crate::process::clock::{ClockBridge, ClockParameters, SimTimeNotice};
 use crate::process::dds_profile::DdsProfile;
 use crate::{
-    install_log_route, route_logs_to, ExecutorThread, GzParameters, MultiRobot,
+    install_log_route, route_logs_to, BridgeError, ExecutorThread, GzParameters, MultiRobot,
     MultiRobotParameters, NodeParameters, ParameterReader, RobotDriverRos, RobotLoop, RosLogLayer,
     StopSignals, Teardown, TEARDOWN_BOUND,
 };
@@ -280,12 +280,9 @@ fn run_robot(
         msgs_prefix: parameters.driver.msgs_prefix,
         partition: parameters.driver.partition.clone(),
     };
-    let _clock = match ClockBridge::start(node, clock, &gz) {
+    let _clock = match start_clock(node, clock, &gz) {
         Ok(clock) => clock,
-        Err(err) => {
-            tracing::error!("::Exception::{err}");
-            return NodeExit::Failure;
-        }
+        Err(exit) => return exit,
     };
     teardown.stage("creating the driver and its topics");
     let driver = match RobotDriverGazebo::new(parameters.driver.clone(), None) {
@@ -326,12 +323,9 @@ fn run_robots(
     teardown: &Teardown,
 ) -> NodeExit {
     tracing::info!("::Parameters OK.");
-    let _clock = match ClockBridge::start(node, clock, &parameters.gz) {
+    let _clock = match start_clock(node, clock, &parameters.gz) {
         Ok(clock) => clock,
-        Err(err) => {
-            tracing::error!("::Exception::{err}");
-            return NodeExit::Failure;
-        }
+        Err(exit) => return exit,
     };
     teardown.stage("creating the drivers and their topics");
     let robots = match MultiRobot::new(node, parameters, shutdown) {
@@ -389,6 +383,22 @@ fn run_robots(
     } else {
         NodeExit::Failure
     }
+}
+
+/// The process's clock bridge, if `publish_clock`; a bad `gazebo_clock_topic` is a usage
+/// error, anything else a failure (logged).
+fn start_clock(
+    node: &Node,
+    clock: &ClockParameters,
+    gz: &GzParameters,
+) -> Result<Option<ClockBridge>, NodeExit> {
+    ClockBridge::start(node, clock, gz).map_err(|err| {
+        tracing::error!("::Exception::{err}");
+        match err {
+            BridgeError::Parameter(_) => NodeExit::Usage,
+            _ => NodeExit::Failure,
+        }
+    })
 }
 
 /// Runs one robot's loop; false if it failed (logged, naming the robot).
