@@ -106,7 +106,9 @@ def main():
             Clock, '/clock',
             lambda m, info: ros.append((info['received_timestamp'], info['source_timestamp'],
                                         m.clock.sec * 10**9 + m.clock.nanosec)),
-            QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+            # Best effort as ClockQoS, but a history deep enough that this process being
+            # slow to take them loses none (the count is the bridge's, not rclpy's).
+            QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT))
         states = []
         node.create_subscription(
             JointState, '/ur3e_1/get/joint_states',
@@ -136,6 +138,8 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
 
+    # The CLI's output (a pipe) may trail: only what both had by the end.
+    ros_now = [r for r in ros_now if r[2] <= gz_now[-1][1]]
     system_of = {sim: system for _, sim, system in gz_now}
     matched = [(recv, src, sim) for recv, src, sim in ros_now if sim in system_of]
     first, last = ros_now[0][2], ros_now[-1][2]
