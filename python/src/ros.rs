@@ -353,7 +353,7 @@ impl RobotDriverRos {
                 msgs_prefix: driver.configuration().msgs_prefix,
                 partition: driver.configuration().partition.clone(),
             };
-            let clock = ClockBridge::start(&node, &clock, &gz)?;
+            let clock = ClockBridge::start(&node, &clock, &gz, configuration.realtime_priority)?;
             let sim_time = SimTimeNotice::start(&node);
             let core = Core::new(&node, driver, configuration, bridge_stop)?;
             let executor = ExecutorThread::spawn(executor)?;

@@ -24,6 +24,7 @@ use ros_env::builtin_interfaces::msg::rmw::Time;
 use ros_env::rosgraph_msgs::msg::rmw::Clock;
 use sas_robot_driver_gazebo::DriverError;
 
+use crate::process::realtime;
 use crate::robot::rate_limit::{suppressed_note, RateLimit};
 use crate::{BridgeError, GzParameters, ParameterError, ParameterReader};
 
@@ -90,7 +91,9 @@ pub struct ClockBridge {
 impl ClockBridge {
     /// Starts publishing when `parameters.publish_clock` is set (`None` otherwise): a
     /// gz-transport node with `gz`'s partition and message prefix subscribes to
-    /// `parameters.gazebo_clock_topic` and each `sim` time goes out on `/clock`.
+    /// `parameters.gazebo_clock_topic` and each `sim` time goes out on `/clock`. Its receive
+    /// thread runs at SCHED_FIFO `realtime_priority` (the robots' highest), so that robots'
+    /// receive threads at that priority cannot hold the clock back.
     ///
     /// # Errors
     /// `gazebo_clock_topic` is no valid topic name ([`BridgeError::Parameter`]); the
@@ -99,6 +102,7 @@ impl ClockBridge {
         node: &Node,
         parameters: &ClockParameters,
         gz: &GzParameters,
+        realtime_priority: Option<u8>,
     ) -> Result<Option<Self>, BridgeError> {
         if !parameters.publish_clock {
             return Ok(None);
@@ -117,7 +121,7 @@ impl ClockBridge {
         })
         .map_err(DriverError::Node)?;
         let topic = parameters.gazebo_clock_topic.clone();
-        let mut republisher = Republisher::new(publisher, topic.clone());
+        let mut republisher = Republisher::new(publisher, topic.clone(), realtime_priority);
         let subscription = transport
             .subscribe::<GzClock, _>(&topic, move |clock, _| republisher.receive(&clock))
             .map_err(|source| match source {
@@ -194,11 +198,13 @@ struct Republisher {
     message: Clock,
     received: u64,
     refusals: RateLimit,
+    realtime_priority: Option<u8>,
 }
 
 impl Republisher {
-    fn new(publisher: Publisher<Clock>, topic: String) -> Self {
+    fn new(publisher: Publisher<Clock>, topic: String, realtime_priority: Option<u8>) -> Self {
         Republisher {
+            realtime_priority,
             publisher,
             topic,
             message: Clock::default(),
@@ -208,6 +214,9 @@ impl Republisher {
     }
 
     fn receive(&mut self, clock: &GzClock) {
+        if let Some(priority) = self.realtime_priority.take() {
+            realtime::apply(Some(priority), "the clock's gz-transport receive thread");
+        }
         let stamp = match clock.sim.as_ref().map(ros_time) {
             Some(Ok(stamp)) => stamp,
             problem => {

@@ -280,7 +280,7 @@ fn run_robot(
         msgs_prefix: parameters.driver.msgs_prefix,
         partition: parameters.driver.partition.clone(),
     };
-    let _clock = match start_clock(node, clock, &gz) {
+    let _clock = match start_clock(node, clock, &gz, parameters.ros.realtime_priority) {
         Ok(clock) => clock,
         Err(exit) => return exit,
     };
@@ -323,7 +323,12 @@ fn run_robots(
     teardown: &Teardown,
 ) -> NodeExit {
     tracing::info!("::Parameters OK.");
-    let _clock = match start_clock(node, clock, &parameters.gz) {
+    let priority = parameters
+        .robots
+        .iter()
+        .filter_map(|(_, robot)| robot.ros.realtime_priority)
+        .max();
+    let _clock = match start_clock(node, clock, &parameters.gz, priority) {
         Ok(clock) => clock,
         Err(exit) => return exit,
     };
@@ -391,8 +396,9 @@ fn start_clock(
     node: &Node,
     clock: &ClockParameters,
     gz: &GzParameters,
+    realtime_priority: Option<u8>,
 ) -> Result<Option<ClockBridge>, NodeExit> {
-    ClockBridge::start(node, clock, gz).map_err(|err| {
+    ClockBridge::start(node, clock, gz, realtime_priority).map_err(|err| {
         tracing::error!("::Exception::{err}");
         match err {
             BridgeError::Parameter(_) => NodeExit::Usage,
