@@ -149,7 +149,7 @@ impl ClockBridge {
 }
 
 /// Under `use_sim_time: true`: a line saying where the node's stamps come from, and a warning
-/// when the node's clock still reads 0 (no `/clock` arrived) [`SIM_TIME_GRACE`] later (on
+/// when the node's clock still reads 0 (no `/clock` arrived) 5 s later (on
 /// the steady clock). Nothing without `use_sim_time`. Keep it for as long as the node runs.
 pub struct SimTimeNotice {
     _timer: Option<Timer>,
