@@ -1,11 +1,12 @@
 """Gazebo's clock on ROS (issue 22): `publish_clock` republishes Gazebo's `/clock` on ROS
 `/clock` (rosgraph_msgs/Clock, ClockQoS), and `use_sim_time: true` makes every stamp of the
-node simulation time. gz-joint-sim runs at a real-time factor of 0.5, so simulation time and
-wall time part at once; the real Ignition CLI reads Gazebo's own clock messages, rclpy (a
+node simulation time. gz-joint-sim runs at a real-time factor of 0.5 or 2, so simulation time
+and wall time part at once; the real Ignition CLI reads Gazebo's own clock messages, rclpy (a
 node with `use_sim_time`) reads ROS's."""
 
 import time
 
+import pytest
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
@@ -16,12 +17,14 @@ from sensor_msgs.msg import JointState
 from conftest import IGN_TOPIC_CLI
 from test_on_arrival import START_S, STATES, ur3e_bridge
 
-# What every use_sim_time subscriber asks for (rclcpp's ClockQoS, rclpy's TimeSource).
-CLOCK_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                       reliability=ReliabilityPolicy.BEST_EFFORT,
-                       durability=DurabilityPolicy.VOLATILE)
-RTF = 0.5
+# ClockQoS (what every use_sim_time subscriber asks for: best effort, volatile) with a history
+# deep enough that this process being slow to take the messages loses none, where ClockQoS's
+# depth 1 would let a newer one replace them: what is missing then is the bridge's loss.
+CLOCK_QOS_DEEP = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
+                            reliability=ReliabilityPolicy.BEST_EFFORT,
+                            durability=DurabilityPolicy.VOLATILE)
 WINDOW_S = 3.0
+STEP_S = 0.002  # sdf/ur3e_world.sdf's max_step_size: one clock message per step
 
 
 def gazebo_clock(world, topic: str = '/clock'):
@@ -58,8 +61,9 @@ def slope(points) -> float:
     return (y1 - y0) / (x1 - x0)
 
 
-def test_clock_follows_gazebos_sim_time_and_the_nodes_stamps_are_sim_time(world):
-    world.sim('--msgs-prefix', 'ignition.msgs.', '--real-time-factor', str(RTF))
+@pytest.mark.parametrize('rtf', [0.5, 2.0])
+def test_clock_follows_gazebos_sim_time_and_the_nodes_stamps_are_sim_time(world, rtf):
+    world.sim('--msgs-prefix', 'ignition.msgs.', '--real-time-factor', str(rtf))
     gazebo = gazebo_clock(world)
     bridge = ur3e_bridge(world, 'gz_msgs_prefix:=ignition.msgs.', 'publish_clock:=true',
                          'use_sim_time:=true')
@@ -68,7 +72,8 @@ def test_clock_follows_gazebos_sim_time_and_the_nodes_stamps_are_sim_time(world)
 
     clocks, states, diagnostics = [], [], []
     world.node.create_subscription(
-        Clock, '/clock', lambda m: clocks.append((time.time(), seconds(m.clock))), CLOCK_QOS)
+        Clock, '/clock', lambda m: clocks.append((time.time(), seconds(m.clock))),
+        CLOCK_QOS_DEEP)
     world.node.create_subscription(
         JointState, STATES, lambda m: states.append(seconds(m.header.stamp)), 10)
     world.node.create_subscription(
@@ -97,21 +102,22 @@ def test_clock_follows_gazebos_sim_time_and_the_nodes_stamps_are_sim_time(world)
         gz = gazebo()
 
         # Values: each one is one Gazebo sent (bit for bit, as the CLI printed it).
-        assert len(ros) > 0.5 * WINDOW_S * RTF / 0.002, f'{len(ros)} /clock messages'
+        assert len(ros) > 0.5 * WINDOW_S * rtf / STEP_S, f'{len(ros)} /clock messages'
         sent = {round(sim, 9) for sim, _ in gz}
         foreign = [sim for _, sim in ros if round(sim, 9) not in sent]
         assert not foreign, f'/clock values Gazebo never sent: {foreign[:5]}'
-        # Rate: as many as Gazebo sent over the same sim time (best effort, depth 1: a few
-        # may be overwritten while this process is busy), and simulation time advancing on
-        # ROS's receive times as fast as on Gazebo's own real time.
+        # Rate: as many as Gazebo sent over the same sim time, and simulation time advancing
+        # on ROS's receive times as fast as on Gazebo's own real time.
         first, last = ros[0][1], ros[-1][1]
         sent_in_window = [g for g in gz if first <= g[0] <= last]
-        assert len(ros) >= 0.8 * len(sent_in_window), \
+        assert len(ros) >= 0.95 * len(sent_in_window), \
             f'{len(ros)} /clock messages for {len(sent_in_window)} of Gazebo'
         ros_rtf, gz_rtf = slope(ros), slope([(real, sim) for sim, real in sent_in_window])
-        assert abs(ros_rtf - gz_rtf) < 0.1, \
+        assert abs(ros_rtf - gz_rtf) < 0.1 * rtf, \
             f'/clock advances {ros_rtf:.3f} s per wall s, Gazebo {gz_rtf:.3f}'
-        assert 0.3 < gz_rtf < 0.65, f'Gazebo ran at a real-time factor of {gz_rtf:.3f}'
+        # Far from 1 either way (a loaded machine may keep the simulator below its target).
+        assert 0.6 * rtf < gz_rtf < 1.3 * rtf, \
+            f'Gazebo ran at a real-time factor of {gz_rtf:.3f} for a target of {rtf}'
 
         # rclpy's clock with use_sim_time is Gazebo's sim time, far from wall time.
         assert abs(user_now - last) < 0.25, f'use_sim_time node at {user_now}, /clock {last}'
