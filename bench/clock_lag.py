@@ -92,8 +92,8 @@ def main():
               stderr=subprocess.DEVNULL)
         start([release / 'sas_robot_driver_ros_gazebo_node', '--ros-args', '-r',
                '__node:=ur3e_1', '--params-file', CONFIG, '-p', 'publish_clock:=true', '-p',
-               'gz_msgs_prefix:=ignition.msgs.', '-p', 'use_sim_time:=true'], stdout=subprocess.DEVNULL,
-              stderr=subprocess.DEVNULL)
+               'gz_msgs_prefix:=ignition.msgs.', '-p', 'use_sim_time:=true'],
+              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         cli = start([CLI, '-e', '-t', '/clock'], stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL, bufsize=1)
         gz = []
