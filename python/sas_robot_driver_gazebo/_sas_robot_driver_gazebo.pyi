@@ -315,6 +315,14 @@ class RobotDriverROSConfiguration:
     @property
     def realtime_priority(self) -> int | None:
         """SCHED_FIFO priority (1..99) of the loop and receive threads; None: normal."""
+    @property
+    def publish_clock(self) -> bool:
+        """``RobotDriverROS`` publishes Gazebo's clock on ROS ``/clock`` (ClockQoS) from a
+        gz-transport receive thread of its own; one per process, so set it on one robot."""
+    @property
+    def gazebo_clock_topic(self) -> str:
+        """The Gazebo ``Clock`` topic ``publish_clock`` reads (``/clock``, or
+        ``/world/<world>/clock``)."""
 
     def __new__(
         cls,
@@ -330,11 +338,13 @@ class RobotDriverROSConfiguration:
         state_timeout_sec: float | None = None,
         stale_joint_states: Literal["withhold", "republish"] = "withhold",
         realtime_priority: int | None = None,
+        publish_clock: bool = False,
+        gazebo_clock_topic: str = "/clock",
     ) -> Self:
         """Raises:
         ValueError: a period that is not a positive number of seconds; a keepalive or
         heartbeat that is not a non-negative one; an unknown stamp or mode; a priority
-        outside 1..99.
+        outside 1..99; an empty ``gazebo_clock_topic`` with ``publish_clock``.
         """
 
 @final

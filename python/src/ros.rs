@@ -8,10 +8,10 @@
 use std::time::Duration;
 
 use bridge_node::{
-    route_logs_to, DdsProfile, ExecutorThread, JointStatesPublishing, LimitsPublishing,
-    LoopStatistics, RobotDriverRos as Core, RobotDriverRosConfiguration as CoreConfiguration,
-    RosLogLayer, StaleJointStates, StampSource, StopSignals, TargetForwarding, Teardown,
-    TEARDOWN_BOUND,
+    route_logs_to, ClockBridge, ClockParameters, DdsProfile, ExecutorThread, GzParameters,
+    JointStatesPublishing, LimitsPublishing, LoopStatistics, RobotDriverRos as Core,
+    RobotDriverRosConfiguration as CoreConfiguration, RosLogLayer, SimTimeNotice, StaleJointStates,
+    StampSource, StopSignals, TargetForwarding, Teardown, TEARDOWN_BOUND,
 };
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -40,6 +40,8 @@ const GAZEBO: &str = "gazebo";
 #[derive(Clone, PartialEq)]
 pub(crate) struct RosConfiguration {
     inner: CoreConfiguration,
+    /// `publish_clock`, `gazebo_clock_topic`: the node's process-level parameters.
+    clock: ClockParameters,
 }
 
 #[pymethods]
@@ -58,6 +60,8 @@ impl RosConfiguration {
         state_timeout_sec = None,
         stale_joint_states = "withhold",
         realtime_priority = None,
+        publish_clock = false,
+        gazebo_clock_topic = "/clock".to_string(),
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -72,9 +76,21 @@ impl RosConfiguration {
         state_timeout_sec: Option<f64>,
         stale_joint_states: &str,
         realtime_priority: Option<i64>,
+        publish_clock: bool,
+        gazebo_clock_topic: String,
     ) -> Result<Self> {
+        if publish_clock && gazebo_clock_topic.is_empty() {
+            return Err(Error::invalid_argument(
+                "RobotDriverROSConfiguration: gazebo_clock_topic: it is empty; name Gazebo's \
+                 clock topic, e.g. \"/clock\"",
+            ));
+        }
         let mut configuration = RosConfiguration {
             inner: CoreConfiguration::new(robot_driver_provider_prefix),
+            clock: ClockParameters {
+                publish_clock,
+                gazebo_clock_topic,
+            },
         };
         configuration.set_thread_sampling_time_sec(thread_sampling_time_sec)?;
         configuration.set_joint_states_stamp(joint_states_stamp)?;
@@ -200,6 +216,18 @@ impl RosConfiguration {
         self.inner.realtime_priority
     }
 
+    /// Whether `RobotDriverROS` publishes Gazebo's clock on ROS `/clock`.
+    #[getter]
+    fn publish_clock(&self) -> bool {
+        self.clock.publish_clock
+    }
+
+    /// The Gazebo `Clock` topic `publish_clock` reads (`/clock`, or `/world/<world>/clock`).
+    #[getter]
+    fn gazebo_clock_topic(&self) -> String {
+        self.clock.gazebo_clock_topic.clone()
+    }
+
     /// Prefix of every topic: `<prefix>/get/joint_states`, … (the robot name).
     #[getter]
     fn robot_driver_provider_prefix(&self) -> String {
@@ -278,6 +306,8 @@ struct Ros {
     /// Spins the node's subscriptions from construction on.
     _executor: ExecutorThread,
     core: Core,
+    _clock: Option<ClockBridge>,
+    _sim_time: SimTimeNotice,
     node: Node,
 }
 
@@ -298,7 +328,10 @@ impl RobotDriverRos {
             None => py.import("sys")?.getattr("argv")?.extract()?,
         };
         let driver = driver.get().core.clone();
-        let configuration = configuration.borrow().inner.clone();
+        let (configuration, clock) = {
+            let configuration = configuration.borrow();
+            (configuration.inner.clone(), configuration.clock.clone())
+        };
         let stop = shutdown_signaler.map_or_else(ShutdownToken::new, |s| s.get().token.clone());
         let bridge_stop = stop.clone();
         released(py, move || {
@@ -316,12 +349,20 @@ impl RobotDriverRos {
                     })?;
             rclrs::log_info!(node.logger(), "::DDS: {}.", dds_profile.note());
             drop(dds_profile);
+            let gz = GzParameters {
+                msgs_prefix: driver.configuration().msgs_prefix,
+                partition: driver.configuration().partition.clone(),
+            };
+            let clock = ClockBridge::start(&node, &clock, &gz, configuration.realtime_priority)?;
+            let sim_time = SimTimeNotice::start(&node);
             let core = Core::new(&node, driver, configuration, bridge_stop)?;
             let executor = ExecutorThread::spawn(executor)?;
             Ok(RobotDriverRos {
                 ros: DropReleased::new(Ros {
                     _executor: executor,
                     core,
+                    _clock: clock,
+                    _sim_time: sim_time,
                     node,
                 }),
                 stop,

@@ -11,6 +11,8 @@ import time
 
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -253,3 +255,32 @@ def test_a_stalled_robot_warns_the_composer_once_per_real_outage_and_never_for_a
     values = {kv.key: kv.value for kv in status.values}
     assert int(values['short_stalls']) >= 3, values
     assert int(values['stale_episodes']) >= int(values['short_stalls']) + 1, values
+
+
+@pytest.mark.parametrize('in_process', [False, True], ids=['over_topics', 'in_process'])
+def test_on_sim_time_the_composite_is_stamped_with_gazebos_clock(world, in_process):
+    """One process publishes Gazebo's clock (the first bridge, or the one node); every
+    process runs on use_sim_time, the composer included: all stamps are sim time."""
+    world.sim(LONGBOY_WORLD)
+    sim_time = ['-p', 'use_sim_time:=true']
+    clock = ['-p', 'publish_clock:=true']
+    if in_process:
+        world.node_process('longboy_robots', LONGBOY_CONFIG, *sim_time, *clock)
+    else:
+        world.node_process('r820_sim', LONGBOY_CONFIG, *sim_time, *clock)
+        world.node_process('ur3e_sim', LONGBOY_CONFIG, *sim_time)
+        world.composer('longboy_sim', LONGBOY_CONFIG, *sim_time)
+    clocks = []
+    world.node.create_subscription(
+        Clock, '/clock', lambda m: clocks.append(m.clock.sec + m.clock.nanosec * 1e-9),
+        QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+    topics = Topics(world)
+    world.wait_for(lambda: len(clocks) > 100, START_S, '/clock')
+    topics.longboy.clear()
+    world.wait_for(lambda: len(topics.longboy) > 10, START_S, 'composite states')
+    assert world.node.count_publishers('/clock') == 1
+    for name, states in [('r820_sim', topics.r820), ('ur3e_sim', topics.ur3e),
+                         ('longboy_sim', topics.longboy)]:
+        stamp = states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9
+        assert 0 < stamp < 1_000_000 and abs(stamp - clocks[-1]) < 1.0, \
+            f'{name} stamped {stamp}, /clock at {clocks[-1]}'

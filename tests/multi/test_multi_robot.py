@@ -5,6 +5,8 @@ process, one executor, one gz-transport node, a control loop per robot. The simu
 import signal
 
 import pytest
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -138,6 +140,40 @@ defaults:
     node.wait_output('[clamping_r820] RobotDriverGazebo::set_target_joint_positions: clamped',
                      15)
     assert node.count('::Target refused::') == 1
+
+
+def test_several_robots_publish_one_clock_from_the_world_named(world):
+    """Both worlds publish `/clock` in the partition: the node reads the UR3e world's own
+    clock topic, so /clock on ROS is that world's only, from one publisher."""
+    params = world.params_file(f"""
+clocked:
+  ros__parameters:
+    publish_clock: true
+    gazebo_clock_topic: "/world/ur3e_world/clock"
+    use_sim_time: true
+    robots: ["ur3e_1", "r820_1"]
+    ur3e_1:
+{UR3E_BLOCK}    r820_1:
+{R820_BLOCK}""")
+    world.sim(UR3E_WORLD)
+    node = world.node_process('clocked', params)
+    node.wait_output('[ur3e_1] ::Initializing robot...', START_S)
+    # Started later: its sim time is seconds behind the UR3e world's.
+    world.sim(R820_WORLD)
+    clocks = []
+    world.node.create_subscription(
+        Clock, '/clock', lambda m: clocks.append(m.clock.sec + m.clock.nanosec * 1e-9),
+        QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+    r820 = world.subscribe(JointState, '/r820_1/get/joint_states')
+    world.wait_for(lambda: len(clocks) > 200 and r820, START_S, '/clock and the R820 states')
+    assert world.node.count_publishers('/clock') == 1
+    assert node.count("::Publishing Gazebo's clock [/world/ur3e_world/clock]") == 1
+    # One world's clock: it never steps back (the R820 world's would, by seconds).
+    steps_back = [(a, b) for a, b in zip(clocks, clocks[1:]) if b < a]
+    assert not steps_back, f'/clock stepped back: {steps_back[:3]}'
+    # Every robot's stamps are that clock (use_sim_time), the R820's too.
+    stamp = r820[-1].header.stamp.sec + r820[-1].header.stamp.nanosec * 1e-9
+    assert abs(stamp - clocks[-1]) < 1.0, f'R820 stamped {stamp}, /clock {clocks[-1]}'
 
 
 @pytest.mark.parametrize('block, message', [

@@ -158,6 +158,17 @@ def test_invalid_targets_are_refused_while_the_node_keeps_publishing(world):
     ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
      '    joint_states_topic: "/s"\n    robot_name: "r"\n    command_timeout_sec: 0.0',
      'parameter "command_timeout_sec" is invalid'),
+    ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
+     '    joint_states_topic: "/s"\n    robot_name: "r"\n    publish_clock: "yes"',
+     'parameter "publish_clock" must be a bool'),
+    ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
+     '    joint_states_topic: "/s"\n    robot_name: "r"\n    publish_clock: true\n'
+     '    gazebo_clock_topic: ""',
+     'parameter "gazebo_clock_topic" is invalid: it is empty'),
+    ('joint_names: ["a"]\n    joint_positions_topic_prefix: "/m/"\n'
+     '    joint_states_topic: "/s"\n    robot_name: "r"\n    publish_clock: true\n'
+     '    gazebo_clock_topic: "not a topic"',
+     'parameter "gazebo_clock_topic" is invalid: invalid topic name "not a topic"'),
 ])
 def test_a_missing_or_bad_parameter_exits_non_zero_naming_it(world, block, message):
     params = world.params_file(f'ur3e_1:\n  ros__parameters:\n    {block}\n')

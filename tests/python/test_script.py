@@ -4,16 +4,20 @@ own process; the node `sas_robot_driver_ros_gazebo_node` with the same arguments
 reference for the topics and values."""
 
 import math
+import pathlib
 import signal
 import time
 
 import pytest
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from conftest import CONFIG, SCRIPT, START_S, UR3E_JOINTS, binary
 from support.ros import RosClient
+
+HERE = pathlib.Path(__file__).resolve().parent
 
 TAU = 2 * math.pi
 UR3E_LOWER = [-TAU, -TAU, -math.pi, -TAU, -TAU, -math.inf]
@@ -123,6 +127,46 @@ def test_the_script_serves_the_nodes_topics_and_values_and_stops_on_sigint(world
     wait_for_target(client, reference['states'], target)
     node.signal(signal.SIGTERM)
     assert node.wait_exit(10) == 0, node.output()
+
+
+def test_the_script_publishes_gazebos_clock_and_stamps_sim_time(world, client):
+    """publish_clock and use_sim_time on the script path: the node in the Python process
+    publishes /clock itself, and stamps its joint states with it."""
+    world.sim()
+    script = world.python(SCRIPT, *ROS_ARGS, '-p', 'publish_clock:=true',
+                          '-p', 'use_sim_time:=true')
+    clocks = []
+    client.node.create_subscription(
+        Clock, '/clock', lambda m: clocks.append(m.clock.sec + m.clock.nanosec * 1e-9),
+        QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+    states = client.subscribe(JointState, '/ur3e_1/get/joint_states')
+    client.wait_for(lambda: len(clocks) > 10 and len(states) > 10, START_S,
+                    '/clock and joint states from the script')
+    assert client.node.count_publishers('/clock') == 1
+    stamp = states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9
+    assert 0 < clocks[0] < clocks[-1] < 1_000_000, 'sim time, not wall time'
+    assert abs(stamp - clocks[-1]) < 0.5, f'joint states stamped {stamp}, /clock {clocks[-1]}'
+
+
+def test_the_original_classes_publish_gazebos_clock_when_configured(world, client):
+    """RobotDriverROSConfiguration(publish_clock=True): RobotDriverROS publishes /clock, and
+    with use_sim_time in its arguments stamps its joint states with it."""
+    world.sim()
+    child = world.python(HERE / 'clock_from_library.py', world.partition)
+    clocks = []
+    client.node.create_subscription(
+        Clock, '/clock', lambda m: clocks.append(m.clock.sec + m.clock.nanosec * 1e-9),
+        QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+    states = client.subscribe(JointState, '/ur3e_1/get/joint_states')
+    client.wait_for(lambda: (len(clocks) > 10 and len(states) > 10) or not child.alive(),
+                    START_S, '/clock and joint states from RobotDriverROS')
+    assert child.alive(), child.output()
+    assert client.node.count_publishers('/clock') == 1
+    stamp = states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9
+    assert 0 < stamp < 1_000_000 and abs(stamp - clocks[-1]) < 0.5, (stamp, clocks[-1])
+    child.signal(signal.SIGTERM)
+    assert child.wait_exit(10) == 0, child.output()
+    assert child.count('loop returned') == 1
 
 
 def test_sigterm_while_waiting_for_gazebo_exits_0(world, client):

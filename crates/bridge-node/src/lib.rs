@@ -3,8 +3,10 @@
 //! that moves data between it and a [`RobotDriverGazebo`] (or any [`RobotDriver`], e.g. a
 //! composite of robots) — the original's `RobotDriverROS` + `RobotDriverServer`, with its
 //! watchdog (`set/watchdog_trigger`, checked once per period; a fault holds the robot where it
-//! is) and `set/shutdown`, and a status per robot on `/diagnostics`. The node binary `sas_robot_driver_ros_gazebo_node` is a thin shell around this library; the Python
-//! module and the multi-robot process reuse it unchanged.
+//! is) and `set/shutdown`, and a status per robot on `/diagnostics`; once per process, Gazebo's
+//! clock on ROS `/clock` ([`ClockBridge`], `publish_clock`) for nodes on `use_sim_time`. The
+//! node binary `sas_robot_driver_ros_gazebo_node` is a thin shell around this library; the
+//! Python module and the multi-robot process reuse it unchanged.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -57,6 +59,7 @@ pub use parameters::params::{
     DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
     RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,
 };
+pub use process::clock::{ClockBridge, ClockParameters, SimTimeNotice};
 pub use process::dds_profile::DdsProfile;
 pub use process::executor_thread::ExecutorThread;
 pub use process::log_route::{install_log_route, route_logs_to, LogRoute};

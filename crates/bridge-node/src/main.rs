@@ -43,7 +43,11 @@ const NODE_NAME: &str = "sas_robot_driver_ros_gazebo";
     target_forwarding             string    periodic (every period) | on_arrival\n  \
     state_timeout_sec             double    0.0 (10 Gazebo intervals, >= 50 ms)\n  \
     stale_joint_states            string    withhold | republish (grid publishing)\n  \
-    realtime_priority             int       0 (off) | SCHED_FIFO 1..99 for loop and receive\n\n\
+    realtime_priority             int       0 (off) | SCHED_FIFO 1..99 for loop and receive\n  \
+    publish_clock                 bool      false | true: Gazebo's clock on ROS /clock (once\n  \
+                                            per process; ungrouped with several robots)\n  \
+    gazebo_clock_topic            string    /clock (or /world/<world>/clock)\n  \
+    use_sim_time                  bool      false | true: every stamp from ROS /clock\n\n\
     Several robots in one process (one executor, one gz-transport node, a loop each):\n  \
     robots                        string[]  parameter groups, one per robot: <robot>.joint_names,\n  \
                                             <robot>.robot_name (default <robot>), ...; the node's\n  \

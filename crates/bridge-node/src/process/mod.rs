@@ -3,6 +3,7 @@
 //! (`dds_profile`), and thread priorities. Nothing here knows
 //! a robot; it starts the robots of [`crate::robot`] from the [`crate::parameters`].
 
+pub(crate) mod clock;
 pub(crate) mod dds_profile;
 pub(crate) mod executor_thread;
 pub(crate) mod log_route;

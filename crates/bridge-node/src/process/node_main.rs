@@ -15,10 +15,12 @@ use rclrs::{Context, CreateBasicExecutor, Executor, InitOptions, Logger, Node};
 use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};
 use tracing_subscriber::EnvFilter;
 
+use crate::process::clock::{ClockBridge, ClockParameters, SimTimeNotice};
 use crate::process::dds_profile::DdsProfile;
 use crate::{
-    install_log_route, route_logs_to, ExecutorThread, MultiRobot, MultiRobotParameters,
-    NodeParameters, RobotDriverRos, RobotLoop, RosLogLayer, StopSignals, Teardown, TEARDOWN_BOUND,
+    install_log_route, route_logs_to, BridgeError, ExecutorThread, GzParameters, MultiRobot,
+    MultiRobotParameters, NodeParameters, ParameterReader, RobotDriverRos, RobotLoop, RosLogLayer,
+    StopSignals, Teardown, TEARDOWN_BOUND,
 };
 
 /// How a node run ended, as the process's exit status.
@@ -131,7 +133,9 @@ pub fn run_ros_node(
     rclrs::log_info!(node.logger(), "::DDS: {}.", dds_profile.note());
     drop(dds_profile);
     route_logs_to(RosLogLayer::new(node.logger().clone())).keep();
+    let sim_time = SimTimeNotice::start(&node);
     let exit = body(&node, executor);
+    drop(sim_time);
     teardown.begin();
     teardown.stage("destroying the node");
     drop(node);
@@ -202,13 +206,21 @@ pub fn run_node(
             }
 
             tracing::info!("::Loading parameters from parameter server.");
-            match multi {
-                Err(err) => {
+            // The process's own: one clock whatever the number of robots.
+            let mut reader = ParameterReader::new(node);
+            let clock = match (multi, ClockParameters::declare(&mut reader)) {
+                (Err(err), _) | (_, Err(err)) => {
                     tracing::error!("::Exception::{err}");
-                    NodeExit::Usage
+                    return NodeExit::Usage;
                 }
-                Ok(Some(parameters)) => run_robots(node, executor, &parameters, shutdown, teardown),
-                Ok(None) => run_robot(node, executor, shutdown, teardown),
+                (Ok(multi), Ok(clock)) => (multi, clock),
+            };
+            let _clock_declared = reader.into_declared();
+            match clock {
+                (Some(parameters), clock) => {
+                    run_robots(node, executor, &parameters, &clock, shutdown, teardown)
+                }
+                (None, clock) => run_robot(node, executor, &clock, shutdown, teardown),
             }
         },
     )
@@ -251,6 +263,7 @@ fn node_logger_name(args: &[String], default_node_name: &str) -> String {
 fn run_robot(
     node: &Node,
     executor: Executor,
+    clock: &ClockParameters,
     shutdown: &ShutdownToken,
     teardown: &Teardown,
 ) -> NodeExit {
@@ -263,6 +276,14 @@ fn run_robot(
     };
     tracing::info!("::Parameters OK.");
 
+    let gz = GzParameters {
+        msgs_prefix: parameters.driver.msgs_prefix,
+        partition: parameters.driver.partition.clone(),
+    };
+    let _clock = match start_clock(node, clock, &gz, parameters.ros.realtime_priority) {
+        Ok(clock) => clock,
+        Err(exit) => return exit,
+    };
     teardown.stage("creating the driver and its topics");
     let driver = match RobotDriverGazebo::new(parameters.driver.clone(), None) {
         Ok(driver) => driver,
@@ -297,10 +318,20 @@ fn run_robots(
     node: &Node,
     executor: Executor,
     parameters: &MultiRobotParameters,
+    clock: &ClockParameters,
     shutdown: &ShutdownToken,
     teardown: &Teardown,
 ) -> NodeExit {
     tracing::info!("::Parameters OK.");
+    let priority = parameters
+        .robots
+        .iter()
+        .filter_map(|(_, robot)| robot.ros.realtime_priority)
+        .max();
+    let _clock = match start_clock(node, clock, &parameters.gz, priority) {
+        Ok(clock) => clock,
+        Err(exit) => return exit,
+    };
     teardown.stage("creating the drivers and their topics");
     let robots = match MultiRobot::new(node, parameters, shutdown) {
         Ok(robots) => robots,
@@ -357,6 +388,23 @@ fn run_robots(
     } else {
         NodeExit::Failure
     }
+}
+
+/// The process's clock bridge, if `publish_clock`; a bad `gazebo_clock_topic` is a usage
+/// error, anything else a failure (logged).
+fn start_clock(
+    node: &Node,
+    clock: &ClockParameters,
+    gz: &GzParameters,
+    realtime_priority: Option<u8>,
+) -> Result<Option<ClockBridge>, NodeExit> {
+    ClockBridge::start(node, clock, gz, realtime_priority).map_err(|err| {
+        tracing::error!("::Exception::{err}");
+        match err {
+            BridgeError::Parameter(_) => NodeExit::Usage,
+            _ => NodeExit::Failure,
+        }
+    })
 }
 
 /// Runs one robot's loop; false if it failed (logged, naming the robot).
