@@ -10,7 +10,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from conftest import IGN_TOPIC_CLI, UR3E_JOINTS
+from conftest import UR3E_JOINTS
 from test_on_arrival import START_S, STATES, TARGETS, collect, ur3e_bridge
 
 LIMITS_MIN = '/ur3e_1/get/joint_positions_min'
@@ -28,16 +28,6 @@ def fortress_bridge(world, *parameters):
     bridge = ur3e_bridge(world, 'gz_msgs_prefix:=ignition.msgs.', *parameters)
     bridge.wait_output('::Robot initialized.', START_S)
     return bridge
-
-
-def gazebo_commands(world, topic: str = PAN_CMD):
-    """The Ignition CLI echoing `topic`: the values it printed, in order."""
-    echo = world.start([IGN_TOPIC_CLI, '-e', '-t', topic])
-
-    def values() -> list[float]:
-        return [float(line.split(':', 1)[1]) for line in list(echo.lines)
-                if line.startswith('data:')]
-    return values
 
 
 def log_stamp(line: str) -> float:
@@ -79,7 +69,7 @@ def test_a_late_client_gets_the_limits_within_100_ms_of_matching_and_again_at_th
 
 
 def test_a_target_sent_once_reaches_gazebo_once_plus_keepalives_and_a_change_at_once(world):
-    commands = gazebo_commands(world)
+    commands = world.gazebo_commands(PAN_CMD)
     fortress_bridge(world)
     targets = world.publisher(Float64MultiArray, TARGETS)
     targets.publish(Float64MultiArray(data=[0.1, 0.0, 0.0, 0.0, 0.0, 0.0]))
@@ -97,7 +87,7 @@ def test_a_target_sent_once_reaches_gazebo_once_plus_keepalives_and_a_change_at_
 
 
 def test_the_periodic_options_send_the_originals_every_period_traffic(world):
-    commands = gazebo_commands(world)
+    commands = world.gazebo_commands(PAN_CMD)
     fortress_bridge(world, 'target_forwarding:=periodic', 'joint_limits_publishing:=periodic',
                     'thread_sampling_time_sec:=0.05')
     limits = world.subscribe(Float64MultiArray, LIMITS_MIN)

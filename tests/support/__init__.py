@@ -18,6 +18,9 @@ import time
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The real Ignition transport CLI (Fortress, C++): an independent reader of Gazebo's side. It
+# decodes `ignition.msgs.` types only: what it reads must run on that prefix.
+IGN_TOPIC_CLI = '/usr/libexec/ignition/transport11/ign-transport-topic'
 
 
 def binary(variable: str, name: str) -> pathlib.Path:
@@ -116,6 +119,12 @@ class Process:
                 pass
         self.proc.wait(10)
         self._finish()
+
+
+def double_values(lines: list[str]) -> list[float]:
+    """The values of the `gz.msgs.Double` messages in a CLI's echo output (protobuf text
+    format, `data: 0.5`). proto3 omits a 0, so a test reading commands sends no 0."""
+    return [float(line.split(':', 1)[1]) for line in lines if line.startswith('data:')]
 
 
 def parse_model_text(text: str) -> dict[str, float]:
