@@ -237,9 +237,13 @@ def test_a_second_publisher_and_unsupported_modes_are_logged_not_fatal(world):
 
 
 def test_gazebo_stamps_and_the_refuse_policy(world):
-    world.sim()
+    """Refused, proved on Gazebo's side: the Ignition CLI echoing the elbow's command topic
+    sees the previous target only, also at the keepalive after the refusal."""
+    world.sim('--msgs-prefix', 'ignition.msgs.')
+    elbow = world.gazebo_commands('/model/ur3e/joint/elbow_joint/0/cmd_pos')
     bridge = ur3e_bridge(world, '-p', 'joint_states_stamp:=gazebo',
-                         '-p', 'target_limit_policy:=refuse')
+                         '-p', 'target_limit_policy:=refuse',
+                         '-p', 'gz_msgs_prefix:=ignition.msgs.')
     states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
     world.wait_for(lambda: len(states) > 10, START_S, 'joint states')
     stamps = [s.header.stamp.sec + s.header.stamp.nanosec * 1e-9 for s in states[-10:]]
@@ -247,8 +251,14 @@ def test_gazebo_stamps_and_the_refuse_policy(world):
     assert stamps == sorted(stamps)
 
     targets = world.publisher(Float64MultiArray, '/ur3e_1/set/target_joint_positions')
-    targets.publish(array([0.0, 0.0, 4.0, 0.0, 0.0, 0.0]))
+    targets.publish(array([0.1, 0.1, 0.5, 0.1, 0.1, 0.1]))
+    world.wait_for(lambda: 0.5 in elbow(), 15, 'the valid target at Gazebo')
+    targets.publish(array([0.1, 0.1, 4.0, 0.1, 0.1, 0.1]))
     bridge.wait_output('value 2 (elbow_joint) = 4 is outside the joint limits', 15)
+    # The node sends its target again after a second (the keepalive): still the previous one.
+    commanded = len(elbow())
+    world.wait_for(lambda: len(elbow()) > commanded, 10, 'the keepalive after the refusal')
+    assert set(elbow()) == {0.5}, f'Gazebo got {elbow()}: the refused target was forwarded'
 
 
 def test_an_initialize_timeout_without_gazebo_exits_1_naming_what_is_missing(world):
