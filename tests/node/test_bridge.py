@@ -190,11 +190,12 @@ def test_sigterm_stops_the_node_with_status_0_within_a_second(world):
     bridge = ur3e_bridge(world)
     states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
     world.wait_for(lambda: states, START_S, 'joint states')
-    start = time.monotonic()
+    sent = time.time()
     bridge.signal(signal.SIGTERM)
     assert bridge.wait_exit(10) == 0, bridge.output()
-    assert time.monotonic() - start < 1.0
-    assert '::Control loop stopped after' in bridge.output()
+    # By the node's own log stamp: this process may get round to looking later.
+    stopped = bridge.log_stamp('::Control loop stopped after') - sent
+    assert stopped < 1.0, f'the loop stopped {stopped:.3f} s after SIGTERM'
 
 
 def test_without_gazebo_the_node_waits_publishing_nothing_and_sigint_stops_it(world):
@@ -208,11 +209,11 @@ def test_without_gazebo_the_node_waits_publishing_nothing_and_sigint_stops_it(wo
     while time.monotonic() < end:
         world.spin()
     assert states == []
-    start = time.monotonic()
+    sent = time.time()
     bridge.signal(signal.SIGINT)
     assert bridge.wait_exit(10) == 0, bridge.output()
-    assert time.monotonic() - start < 1.0
-    assert '::Stopped while initializing' in bridge.output()
+    stopped = bridge.log_stamp('::Stopped while initializing') - sent
+    assert stopped < 1.0, f'stopped {stopped:.3f} s after SIGINT, by the node\'s log stamp'
 
 
 def test_a_second_publisher_and_unsupported_modes_are_logged_not_fatal(world):

@@ -30,11 +30,6 @@ def fortress_bridge(world, *parameters):
     return bridge
 
 
-def log_stamp(line: str) -> float:
-    """The time of a ROS console line `[INFO] [1796200601.635857592] [node]: …`."""
-    return float(line.split('] [', 2)[1])
-
-
 def test_a_late_client_gets_the_limits_within_100_ms_of_matching_and_again_at_the_heartbeat(
         world):
     world.sim()
@@ -56,7 +51,7 @@ def test_a_late_client_gets_the_limits_within_100_ms_of_matching_and_again_at_th
     # Discovery matches each side on its own (on a loaded machine one may follow the other
     # by hundreds of ms): matched is when both had, the client's own look and the node's log
     # stamp. The limits left within 100 ms of it, by the node's own stamp.
-    node_matched = log_stamp(next(line for line in bridge.lines if new_subscriber in line))
+    node_matched = bridge.log_stamp(new_subscriber)
     matched = max(client_matched, node_matched)
     assert published - matched < 0.1, \
         f'limits published {1e3 * (published - matched):.0f} ms after both sides matched'

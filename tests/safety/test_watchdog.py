@@ -45,8 +45,7 @@ def wait_for_fault(world, bridge, timeout: float) -> float:
     world.wait_for(lambda: bridge.count(FAULT) or bridge.proc.poll() is not None, timeout,
                    'the watchdog fault')
     assert bridge.count(FAULT) == 1, bridge.output()
-    line = next(line for line in bridge.lines if FAULT in line)
-    return float(re.search(r'\] \[(\d+\.\d+)\]', line).group(1))
+    return bridge.log_stamp(FAULT)
 
 
 def test_a_trigger_stream_keeps_the_bridge_running_and_set_shutdown_stops_it_with_0(world):

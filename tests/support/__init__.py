@@ -65,6 +65,15 @@ class Process:
     def count(self, text: str) -> int:
         return sum(text in line for line in list(self.lines))
 
+    def log_stamp(self, text: str) -> float:
+        """When the process logged the first line holding `text`, by its own stamp: a ROS
+        console line's `[INFO] [1796200601.635857592] [node]: …` (the system clock, as
+        `time.time()`). Judges timing by the process itself, not by when this one looked."""
+        line = next((line for line in list(self.lines) if text in line), None)
+        if line is None:
+            pytest.fail(f'{self.args[:2]} printed no line with {text!r}:\n{self.output()}')
+        return float(line.split('] [', 2)[1])
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
