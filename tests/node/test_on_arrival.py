@@ -218,9 +218,11 @@ def test_grid_mode_republishes_stale_state_as_the_original_when_asked(world, sta
     else:
         assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps), \
             'a new node-clock stamp per publication'
+        # Each stamped when it was published (a loaded machine may stall a thread between
+        # the two; a stamp kept from the last fresh state is over 0.8 s old here).
         for state in during:
             late = published[id(state)] - sim_time(state)
-            assert 0 <= late < 0.1, f'stamped {late:.3f} s before it was published'
+            assert 0 <= late < 0.5, f'stamped {late:.3f} s before it was published'
 
 
 def test_targets_on_arrival_reach_gazebo_without_waiting_for_a_period(world):
