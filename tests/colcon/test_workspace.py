@@ -93,8 +93,14 @@ def test_the_installed_bridge_serves_the_topic_surface_and_moves_a_joint(world, 
 
 def test_the_installed_composer_composes_the_installed_bridges(world):
     """launch/longboy_launch.py's three processes: r820_sim, ur3e_sim and the composer
-    longboy_sim, with the installed longboy.yaml."""
+    longboy_sim, with the installed longboy.yaml. A 13-joint target sent to longboy_sim
+    reaches Gazebo split between the parts: the installed gz-topic echoing a command topic of
+    each part shows its joint's own value, and the parts report their joints there."""
     world.sim('longboy_world.sdf')
+    gz_topic = executable('gz-topic')
+    joint1 = world.gazebo_commands('/model/longboy/joint/joint1/0/cmd_pos', cli=gz_topic)
+    lift = world.gazebo_commands('/model/longboy/joint/shoulder_lift_joint/0/cmd_pos',
+                                 cli=gz_topic)
     config = SHARE / 'config' / 'longboy.yaml'
     node = executable('sas_robot_driver_ros_gazebo_node')
     for name in ['r820_sim', 'ur3e_sim']:
@@ -102,8 +108,21 @@ def test_the_installed_composer_composes_the_installed_bridges(world):
     composer = world.start([executable('sas_robot_driver_ros_composer_node'), '--ros-args',
                             '-r', '__node:=longboy_sim', '--params-file', config])
     states = world.subscribe(JointState, '/longboy_sim/get/joint_states')
-    world.wait_for(lambda: states, START_S, 'joint states of longboy_sim')
+    r820 = world.subscribe(JointState, '/r820_sim/get/joint_states')
+    ur3e = world.subscribe(JointState, '/ur3e_sim/get/joint_states')
+    world.wait_for(lambda: states and r820 and ur3e, START_S, 'joint states of longboy_sim')
     assert list(states[-1].name) == R820_JOINTS + UR3E_JOINTS
+
+    # Each joint a value of its own (none 0: proto3 does not print a 0).
+    target = [round(0.01 * (k + 1), 2) for k in range(13)]
+    world.publisher(Float64MultiArray, '/longboy_sim/set/target_joint_positions').publish(
+        array(target))
+    world.wait_for(lambda: joint1() and lift(), START_S, 'the target on both parts\' topics')
+    assert set(joint1()) == {target[0]}, f'joint1 was commanded {joint1()}'
+    assert set(lift()) == {target[8]}, f'shoulder_lift_joint was commanded {lift()}'
+    world.wait_for(lambda: all(abs(p - t) < 1e-6 for p, t in
+                               zip([*r820[-1].position, *ur3e[-1].position], target)),
+                   MOTION_S, 'both parts at their segments of the target')
     assert composer.proc.poll() is None, composer.output()
 
 

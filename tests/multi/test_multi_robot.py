@@ -115,30 +115,52 @@ isolated:
 
 
 def test_the_nodes_optional_parameters_are_every_robots_defaults(world):
+    """The node's target_limit_policy "refuse" is the UR3e's; the R820 overrides it with
+    "clamp". Proved on Gazebo's side (the Ignition CLI echoing the command topics): the UR3e's
+    out-of-limit target never reaches Gazebo, whose elbow keeps the previous command; the
+    R820's reaches it clamped to the limit."""
     params = world.params_file(f"""
 defaults:
   ros__parameters:
     target_limit_policy: "refuse"
+    gz_msgs_prefix: "ignition.msgs."
     robots: ["ur3e_1", "r820_1"]
     ur3e_1:
 {UR3E_BLOCK}    r820_1:
 {R820_BLOCK}      target_limit_policy: "clamp"
       robot_name: "clamping_r820"
 """)
-    world.sim(UR3E_WORLD)
-    world.sim(R820_WORLD)
+    world.sim(UR3E_WORLD, '--msgs-prefix', 'ignition.msgs.')
+    world.sim(R820_WORLD, '--msgs-prefix', 'ignition.msgs.')
+    elbow = world.gazebo_commands('/model/ur3e/joint/elbow_joint/0/cmd_pos')
+    joint1 = world.gazebo_commands('/model/r820/joint/joint1/0/cmd_pos')
     node = world.node_process('defaults', params)
     refusing = world.subscribe(JointState, '/ur3e_1/get/joint_states')
     clamping = world.subscribe(JointState, '/clamping_r820/get/joint_states')
-    world.wait_for(lambda: refusing and clamping, START_S, 'joint states of both robots')
+    r820_upper = world.subscribe(Float64MultiArray, '/clamping_r820/get/joint_positions_max')
+    world.wait_for(lambda: refusing and clamping and r820_upper, START_S,
+                   'joint states of both robots, the R820\'s limits')
+
     # elbow_joint is limited to ±π, joint1 to ±2.967 rad.
-    world.publisher(Float64MultiArray, '/ur3e_1/set/target_joint_positions').publish(
-        array([0.0, 0.0, 4.0, 0.0, 0.0, 0.0]))
+    ur3e_targets = world.publisher(Float64MultiArray, '/ur3e_1/set/target_joint_positions')
+    ur3e_targets.publish(array([0.1, 0.1, 0.5, 0.1, 0.1, 0.1]))
+    world.wait_for(lambda: 0.5 in elbow(), 15, "the UR3e's valid target at Gazebo")
+    ur3e_targets.publish(array([0.1, 0.1, 4.0, 0.1, 0.1, 0.1]))
     node.wait_output('[ur3e_1] ::Target refused::', 15)
+    # The node sends its target again after a second (the keepalive): Gazebo still gets the
+    # previous one.
+    commanded = len(elbow())
+    world.wait_for(lambda: len(elbow()) > commanded, 10, 'the keepalive after the refusal')
+    assert set(elbow()) == {0.5}, f'Gazebo got {elbow()}: the refused target was forwarded'
+
     world.publisher(Float64MultiArray, '/clamping_r820/set/target_joint_positions').publish(
-        array([4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
+        array([4.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]))
     node.wait_output('[clamping_r820] RobotDriverGazebo::set_target_joint_positions: clamped',
                      15)
+    world.wait_for(lambda: joint1(), 10, "the R820's target at Gazebo")
+    limit = r820_upper[-1].data[0]
+    assert 2.9 < limit < 3.0
+    assert set(joint1()) == {limit}, f'Gazebo got {joint1()}, not the limit {limit}'
     assert node.count('::Target refused::') == 1
 
 

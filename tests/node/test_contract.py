@@ -10,7 +10,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from conftest import IGN_TOPIC_CLI, UR3E_JOINTS
+from conftest import UR3E_JOINTS
 from test_on_arrival import START_S, STATES, TARGETS, collect, ur3e_bridge
 
 LIMITS_MIN = '/ur3e_1/get/joint_positions_min'
@@ -28,21 +28,6 @@ def fortress_bridge(world, *parameters):
     bridge = ur3e_bridge(world, 'gz_msgs_prefix:=ignition.msgs.', *parameters)
     bridge.wait_output('::Robot initialized.', START_S)
     return bridge
-
-
-def gazebo_commands(world, topic: str = PAN_CMD):
-    """The Ignition CLI echoing `topic`: the values it printed, in order."""
-    echo = world.start([IGN_TOPIC_CLI, '-e', '-t', topic])
-
-    def values() -> list[float]:
-        return [float(line.split(':', 1)[1]) for line in list(echo.lines)
-                if line.startswith('data:')]
-    return values
-
-
-def log_stamp(line: str) -> float:
-    """The time of a ROS console line `[INFO] [1796200601.635857592] [node]: …`."""
-    return float(line.split('] [', 2)[1])
 
 
 def test_a_late_client_gets_the_limits_within_100_ms_of_matching_and_again_at_the_heartbeat(
@@ -66,7 +51,7 @@ def test_a_late_client_gets_the_limits_within_100_ms_of_matching_and_again_at_th
     # Discovery matches each side on its own (on a loaded machine one may follow the other
     # by hundreds of ms): matched is when both had, the client's own look and the node's log
     # stamp. The limits left within 100 ms of it, by the node's own stamp.
-    node_matched = log_stamp(next(line for line in bridge.lines if new_subscriber in line))
+    node_matched = bridge.log_stamp(new_subscriber)
     matched = max(client_matched, node_matched)
     assert published - matched < 0.1, \
         f'limits published {1e3 * (published - matched):.0f} ms after both sides matched'
@@ -79,7 +64,7 @@ def test_a_late_client_gets_the_limits_within_100_ms_of_matching_and_again_at_th
 
 
 def test_a_target_sent_once_reaches_gazebo_once_plus_keepalives_and_a_change_at_once(world):
-    commands = gazebo_commands(world)
+    commands = world.gazebo_commands(PAN_CMD)
     fortress_bridge(world)
     targets = world.publisher(Float64MultiArray, TARGETS)
     targets.publish(Float64MultiArray(data=[0.1, 0.0, 0.0, 0.0, 0.0, 0.0]))
@@ -97,7 +82,7 @@ def test_a_target_sent_once_reaches_gazebo_once_plus_keepalives_and_a_change_at_
 
 
 def test_the_periodic_options_send_the_originals_every_period_traffic(world):
-    commands = gazebo_commands(world)
+    commands = world.gazebo_commands(PAN_CMD)
     fortress_bridge(world, 'target_forwarding:=periodic', 'joint_limits_publishing:=periodic',
                     'thread_sampling_time_sec:=0.05')
     limits = world.subscribe(Float64MultiArray, LIMITS_MIN)

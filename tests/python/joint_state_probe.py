@@ -7,9 +7,10 @@ published during the next SECONDS, by their DDS source timestamps (when the brid
 them), so that this process being slow to take them changes nothing:
 - rate: messages published in the window / SECONDS; and the rate a bridge publishing each
   Gazebo message on arrival under the bridge's rate cap (none for a Gazebo slower than 4/3 of
-  the loop's rate, else n + 4 over any n PERIODs) would reach from the Gazebo messages this
-  process saw arrive: Gazebo
-  starved by other load sends late and in bursts, and a burst is published as its latest;
+  the loop's rate, else n + 4 over any n PERIODs) would reach from Gazebo's messages in the
+  window, counted by the simulator's own numbering (its simulation time), not by how many this
+  process happened to sample: Gazebo starved by other load sends fewer, late and in bursts,
+  and a capped burst is published as its latest;
 - state age: when the bridge published a state minus when Gazebo's message it came from was
   received; and staleness: how long before publishing a newer Gazebo message had arrived
   (the part of the age that is the bridge's: Gazebo being late adds to the age only). The bridge publishes with joint_states_stamp "gazebo", so each state names its
@@ -149,7 +150,21 @@ def capped_publications(arrivals: list[float]) -> int:
     return count
 
 
-gazebo_in_window = sorted(a for a in gazebo_arrivals.values() if start <= a < end)
+def gazebo_messages() -> list[float]:
+    """When each of Gazebo's messages arrived, every one from the first sampled to the last by
+    the simulator's own numbering (one per step of its simulation time, the smallest gap
+    between sampled messages): a message the sampler missed (between two samples, or its
+    thread starved) counts all the same, at an interpolated arrival. So the rate expected of
+    the bridge never drops because this process looked less often."""
+    if len(known) < 2:
+        return [gazebo_arrivals[k] for k in known]
+    step = min(b - a for a, b in zip(known, known[1:]))
+    steps = round((known[-1] - known[0]) / step)
+    return sorted(gazebo_arrival(known[0] + k * step) for k in range(steps + 1))
+
+
+gazebo_in_window = [a for a in gazebo_messages() if start <= a < end]
+sampled_in_window = sum(start <= a < end for a in gazebo_arrivals.values())
 
 
 def percentiles(values: list[float]) -> dict:
@@ -164,6 +179,7 @@ print(json.dumps({
     'seconds': seconds,
     'rate_hz': len(window) / seconds,
     'capped_gazebo_rate_hz': capped_publications(gazebo_in_window) / seconds,
+    'gazebo_messages_sampled_share': sampled_in_window / max(1, len(gazebo_in_window)),
     'age_ms': percentiles(ages_ms),
     'staleness_ms': percentiles(stale_ms),
     'gazebo_gap_ms': percentiles(gazebo_gaps_ms),

@@ -195,10 +195,40 @@ def test_a_target_is_sent_to_gazebo_and_the_joints_reach_it(driver):
     wait_for_positions(driver, np.zeros(6))
 
 
-def test_the_clamp_policy_sends_an_out_of_limit_target_clamped(driver):
-    driver.set_target_joint_positions([0, 0, 4.0, 0, 0, 0])  # elbow limit is ±π
-    wait_for(lambda: driver.get_joint_positions()[2] > 1.0, MOTION_S, 'the elbow to move')
-    driver.set_target_joint_positions([0, 0, 0, 0, 0, 100.0])  # wrist_3 is unbounded
+def test_the_clamp_policy_sends_an_out_of_limit_target_clamped(world):
+    """What reaches Gazebo, read by the real Ignition CLI on the command topics: the elbow's
+    4.0 as its limit π; wrist_3's 100.0, unbounded, as it is."""
+    world.sim('--msgs-prefix', 'ignition.msgs.')
+    elbow = world.gazebo_commands(f'{UR3E_PREFIX}elbow_joint/0/cmd_pos')
+    wrist_3 = world.gazebo_commands(f'{UR3E_PREFIX}wrist_3_joint/0/cmd_pos')
+    d = sas.RobotDriverGazebo(world.configuration(msgs_prefix='ignition.msgs.',
+                                                  initialize_timeout_sec=START_S))
+    d.connect()
+    d.initialize()
+    try:
+        # Sent on each call (no loop runs here to re-send it): until the CLI's subscription
+        # is connected and it shows.
+        inside = [0.1, 0.1, 0.5, 0.1, 0.1, 0.2]
+
+        def shown() -> bool:
+            d.set_target_joint_positions(inside)
+            time.sleep(0.1)
+            return 0.5 in elbow() and 0.2 in wrist_3()
+        wait_for(shown, START_S, 'a target inside the limits at the Ignition CLI')
+
+        d.set_target_joint_positions([0.1, 0.1, 4.0, 0.1, 0.1, 0.2])  # elbow limit is ±π
+        wait_for(lambda: elbow()[-1] != 0.5, 10, 'the clamped target at the Ignition CLI')
+        assert elbow()[-1] == math.pi, f'the elbow was commanded {elbow()[-1]}, not π'
+        assert 4.0 not in elbow()
+        wait_for(lambda: d.get_joint_positions()[2] > 1.0, MOTION_S, 'the elbow to move')
+
+        d.set_target_joint_positions([0.1, 0.1, 0.5, 0.1, 0.1, 100.0])  # wrist_3 is unbounded
+        wait_for(lambda: wrist_3()[-1] != 0.2, 10, "wrist_3's target at the Ignition CLI")
+        assert wrist_3()[-1] == 100.0, f'wrist_3 was commanded {wrist_3()[-1]}, not 100'
+        wait_for(lambda: elbow()[-1] != math.pi, 10, "the elbow's new target")
+        assert elbow()[-1] == 0.5
+    finally:
+        d.disconnect()
 
 
 @pytest.mark.parametrize('target, message', [

@@ -108,11 +108,12 @@ def test_the_script_serves_the_nodes_topics_and_values_and_stops_on_sigint(world
         Float64MultiArray(data=target))
     wait_for_target(client, seen['states'], target)
 
-    start = time.monotonic()
+    sent = time.time()
     script.signal(signal.SIGINT)
     assert script.wait_exit(10) == 0, script.output()
-    assert time.monotonic() - start < 2.0
-    assert '::Control loop stopped after' in script.output()
+    # By the script's own log stamp: this process may get round to looking later.
+    stopped = script.log_stamp('::Control loop stopped after') - sent
+    assert stopped < 2.0, f'the loop stopped {stopped:.3f} s after SIGINT'
     client.wait_for(lambda: '/ur3e_1' not in client.surface('/ur3e_1')['nodes'], START_S,
                     'the script node to leave the graph')
 
@@ -176,12 +177,12 @@ def test_sigterm_while_waiting_for_gazebo_exits_0(world, client):
     states = client.subscribe(JointState, '/ur3e_1/get/joint_states')
     client.wait_for(lambda: client.node.count_publishers('/ur3e_1/get/joint_states') > 0,
                     START_S, 'the joint_states publisher to be discovered')
-    start = time.monotonic()
+    sent = time.time()
     script.signal(signal.SIGTERM)
     assert script.wait_exit(10) == 0, script.output()
-    assert time.monotonic() - start < 2.0
+    stopped = script.log_stamp('::Stopped while initializing') - sent
+    assert stopped < 2.0, f'stopped {stopped:.3f} s after SIGTERM, by the script\'s log stamp'
     assert states == []
-    assert '::Stopped while initializing' in script.output()
 
 
 def test_sigterm_in_the_loop_exits_0(world, client):

@@ -107,7 +107,9 @@ def test_simulator_bridge_and_client_on_three_hosts(world, hosts):
                       f'simulator:\n{sim.output()}'
     assert bridge.count('::Robot initialized.') == 1, 'Gazebo discovery crossed the hosts'
     if shutil.which('ss') is None:
-        return
+        pytest.skip('the bridge reached the simulator across the hosts, but whether its data '
+                    'connection ran on the subnet is not checked: the ss command (iproute2) '
+                    'is missing')
     # The bridge's data connection to the simulator runs on the subnet.
     ss = subprocess.run(['ip', 'netns', 'exec', hosts.ns('sim'), 'ss', '-tn'],
                         capture_output=True, text=True).stdout

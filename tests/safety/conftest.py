@@ -66,19 +66,20 @@ class Controller:
         self.last_sent = time.time()  # the clock of the node's log stamps
         self.triggers.publish(message)
 
-    def stream(self, period: float, delay: float, seconds: float, interval: float = 0.05,
-               alive=None):
-        """Triggers every `interval` for `seconds`, spinning the test's node meanwhile; stops
-        early (returning False) once `alive()` is false."""
+    def stream(self, period: float, delay: float, seconds: float, *, alive,
+               interval: float = 0.05) -> bool:
+        """Triggers every `interval` for `seconds`, spinning the test's node meanwhile.
+        Whether `alive()` (the bridge still serving: running, no fault) held throughout and
+        at the end; stops early once it is false."""
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            if alive is not None and not alive():
+            if not alive():
                 return False
             self.trigger(period, delay)
             step_end = time.monotonic() + interval
             while time.monotonic() < step_end:
                 self.world.executor.spin_once(timeout_sec=max(0.0, step_end - time.monotonic()))
-        return True
+        return alive()
 
     def send_shutdown(self, data: bool = True):
         self.shutdown.publish(Bool(data=data))

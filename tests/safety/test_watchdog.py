@@ -29,20 +29,29 @@ def running_bridge(world, *extra):
     return bridge, states, Controller(world, 'ur3e_1')
 
 
+def serving(bridge):
+    """For `Controller.stream`: the bridge runs and has not faulted."""
+    return lambda: bridge.proc.poll() is None and bridge.count(FAULT) == 0
+
+
+def fed(bridge) -> str:
+    """The failure message of a stream that did not keep `bridge` serving."""
+    return f'the bridge faulted or stopped while its watchdog was fed:\n{bridge.output()}'
+
+
 def wait_for_fault(world, bridge, timeout: float) -> float:
     """When the node logged its fault: the wall-clock stamp of its log line (this process
     reading the line later, on a loaded machine, changes nothing)."""
     world.wait_for(lambda: bridge.count(FAULT) or bridge.proc.poll() is not None, timeout,
                    'the watchdog fault')
     assert bridge.count(FAULT) == 1, bridge.output()
-    line = next(line for line in bridge.lines if FAULT in line)
-    return float(re.search(r'\] \[(\d+\.\d+)\]', line).group(1))
+    return bridge.log_stamp(FAULT)
 
 
 def test_a_trigger_stream_keeps_the_bridge_running_and_set_shutdown_stops_it_with_0(world):
     bridge, states, controller = running_bridge(world)
-    assert controller.stream(period=0.2, delay=0.5, seconds=3.0,
-                             alive=lambda: bridge.proc.poll() is None)
+    assert controller.stream(period=0.2, delay=0.5, seconds=3.0, alive=serving(bridge)), \
+        fed(bridge)
     bridge.wait_output('::Watchdog initialized with a 0.2 second period', 5)
     bridge.wait_output('::Watchdog initialized with a maximum acceptable delay of 0.5 seconds', 5)
     assert bridge.count(FAULT) == 0, bridge.output()
@@ -51,11 +60,11 @@ def test_a_trigger_stream_keeps_the_bridge_running_and_set_shutdown_stops_it_wit
 
     # data: false asks nothing.
     controller.send_shutdown(False)
-    controller.stream(period=0.2, delay=0.5, seconds=0.5)
-    assert bridge.proc.poll() is None
+    assert controller.stream(period=0.2, delay=0.5, seconds=0.5, alive=serving(bridge)), \
+        fed(bridge)
     controller.send_shutdown(True)
     # Triggers keep coming until the node is gone: a stop is no fault.
-    controller.stream(period=0.2, delay=0.5, seconds=10, alive=lambda: bridge.proc.poll() is None)
+    controller.stream(period=0.2, delay=0.5, seconds=10, alive=serving(bridge))
     assert bridge.wait_exit(10) == 0, bridge.output()
     assert bridge.count('::The shutdown signal was received!') == 1
     assert bridge.count(FAULT) == 0
@@ -64,7 +73,7 @@ def test_a_trigger_stream_keeps_the_bridge_running_and_set_shutdown_stops_it_wit
 def test_stopping_the_stream_faults_within_one_period_plus_the_allowed_delay(world):
     period, delay = 0.5, 0.2
     bridge, _, controller = running_bridge(world)
-    assert controller.stream(period, delay, seconds=1.5)
+    assert controller.stream(period, delay, seconds=1.5, alive=serving(bridge)), fed(bridge)
     last_sent = controller.last_sent
     seen = wait_for_fault(world, bridge, 10)
     assert bridge.wait_exit(10) == 1, bridge.output()
@@ -81,7 +90,8 @@ def test_stopping_the_stream_faults_within_one_period_plus_the_allowed_delay(wor
 
 def test_status_false_faults_at_once(world):
     bridge, _, controller = running_bridge(world)
-    assert controller.stream(period=0.5, delay=0.5, seconds=1.0)
+    assert controller.stream(period=0.5, delay=0.5, seconds=1.0, alive=serving(bridge)), \
+        fed(bridge)
     controller.trigger(period=0.5, delay=0.5, status=False)
     sent = controller.last_sent
     seen = wait_for_fault(world, bridge, 10)
@@ -93,7 +103,8 @@ def test_status_false_faults_at_once(world):
 
 def test_a_changed_period_faults(world):
     bridge, _, controller = running_bridge(world)
-    assert controller.stream(period=0.5, delay=0.5, seconds=1.0)
+    assert controller.stream(period=0.5, delay=0.5, seconds=1.0, alive=serving(bridge)), \
+        fed(bridge)
     controller.trigger(period=1.0, delay=0.5)
     wait_for_fault(world, bridge, 10)
     assert bridge.wait_exit(10) == 1
@@ -102,7 +113,8 @@ def test_a_changed_period_faults(world):
 
 def test_a_stamp_older_than_the_allowed_delay_faults(world):
     bridge, _, controller = running_bridge(world)
-    assert controller.stream(period=0.5, delay=0.3, seconds=1.0)
+    assert controller.stream(period=0.5, delay=0.3, seconds=1.0, alive=serving(bridge)), \
+        fed(bridge)
     controller.trigger(period=0.5, delay=0.3, age=2.0)
     wait_for_fault(world, bridge, 10)
     assert bridge.wait_exit(10) == 1
@@ -134,7 +146,8 @@ held_bridge:
     deadline = time.monotonic() + 30
     while not (states and states[-1].position[0] > 0.3):
         assert time.monotonic() < deadline, 'the joint did not move toward the target'
-        controller.stream(period=0.3, delay=0.5, seconds=0.1)
+        assert controller.stream(period=0.3, delay=0.5, seconds=0.1, alive=serving(bridge)), \
+            fed(bridge)
     wait_for_fault(world, bridge, 10)
     assert bridge.wait_exit(10) == 1, bridge.output()
     held = re.search(r'Holding the last measured position \[([^\]]*)\]', bridge.output())
@@ -211,7 +224,8 @@ def test_the_composer_serves_its_own_watchdog_and_a_fault_holds_its_robots(world
     deadline = time.monotonic() + 30
     while not (r820 and r820[-1].position[0] > 0.3):
         assert time.monotonic() < deadline, 'the R820 did not move toward the target'
-        controller.stream(period=0.3, delay=0.5, seconds=0.1)
+        assert controller.stream(period=0.3, delay=0.5, seconds=0.1, alive=serving(composer)), \
+            fed(composer)
     wait_for_fault(world, composer, 10)
     assert composer.wait_exit(10) == 1, composer.output()
     held = re.search(r'Holding the last measured position \[([^\]]*)\]', composer.output())

@@ -18,6 +18,9 @@ import time
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The real Ignition transport CLI (Fortress, C++): an independent reader of Gazebo's side. It
+# decodes `ignition.msgs.` types only: what it reads must run on that prefix.
+IGN_TOPIC_CLI = '/usr/libexec/ignition/transport11/ign-transport-topic'
 
 
 def binary(variable: str, name: str) -> pathlib.Path:
@@ -61,6 +64,15 @@ class Process:
 
     def count(self, text: str) -> int:
         return sum(text in line for line in list(self.lines))
+
+    def log_stamp(self, text: str) -> float:
+        """When the process logged the first line holding `text`, by its own stamp: a ROS
+        console line's `[INFO] [1796200601.635857592] [node]: …` (the system clock, as
+        `time.time()`). Judges timing by the process itself, not by when this one looked."""
+        line = next((line for line in list(self.lines) if text in line), None)
+        if line is None:
+            pytest.fail(f'{self.args[:2]} printed no line with {text!r}:\n{self.output()}')
+        return float(line.split('] [', 2)[1])
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -116,6 +128,12 @@ class Process:
                 pass
         self.proc.wait(10)
         self._finish()
+
+
+def double_values(lines: list[str]) -> list[float]:
+    """The values of the `gz.msgs.Double` messages in a CLI's echo output (protobuf text
+    format, `data: 0.5`). proto3 omits a 0, so a test reading commands sends no 0."""
+    return [float(line.split(':', 1)[1]) for line in lines if line.startswith('data:')]
 
 
 def parse_model_text(text: str) -> dict[str, float]:

@@ -9,10 +9,8 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from support import parse_model_text, wait_for
+from support import IGN_TOPIC_CLI, parse_model_text, wait_for
 from support.world import UR3E_STATES, World
-
-IGN_TOPIC_CLI = '/usr/libexec/ignition/transport11/ign-transport-topic'
 
 # The bridge's QoS on every topic: KeepLast(1), reliable, volatile.
 DEPTH_ONE = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from support import ROOT, Process, binary
+from support import IGN_TOPIC_CLI, ROOT, Process, binary, double_values
 
 UR3E_WORLD = ROOT / 'sdf' / 'ur3e_world.sdf'
 UR3E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
@@ -72,6 +72,15 @@ class World:
                              **start_options)
         process.wait_output('joint states', self.start_s)
         return process
+
+    def gazebo_commands(self, topic: str, cli=IGN_TOPIC_CLI):
+        """What Gazebo's side receives on the command topic `topic` (`gz.msgs.Double`): a
+        function giving the values so far, in order, as `cli` echoes them (by default the real
+        Ignition CLI, which needs the simulator and the bridge on the `ignition.msgs.`
+        prefix). Started before the command is sent; a bridge sends its target again to a
+        subscription that connects later (the driver's rule for a (re)connecting controller)."""
+        echo = self.start([cli, '-e', '-t', topic])
+        return lambda: double_values(list(echo.lines))
 
     def params_file(self, text: str) -> pathlib.Path:
         path = self.tmp / f'params_{len(list(self.tmp.glob("params_*")))}.yaml'
