@@ -6,6 +6,7 @@ message prefix so the real Ignition CLI can read Gazebo's positions independentl
 
 import json
 import math
+import os
 import signal
 import time
 
@@ -284,3 +285,49 @@ def test_on_sim_time_the_composite_is_stamped_with_gazebos_clock(world, in_proce
         stamp = states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9
         assert 0 < stamp < 1_000_000 and abs(stamp - clocks[-1]) < 1.0, \
             f'{name} stamped {stamp}, /clock at {clocks[-1]}'
+
+
+def thread_cpu_s(pid: int, name: str) -> float:
+    """CPU time (user + system) of the process's thread called `name`."""
+    tick = os.sysconf('SC_CLK_TCK')
+    for task in os.listdir(f'/proc/{pid}/task'):
+        with open(f'/proc/{pid}/task/{task}/stat') as f:
+            stat = f.read()
+        if stat[stat.index('(') + 1:stat.rindex(')')] == name:
+            fields = stat[stat.rindex(')') + 2:].split()
+            return (int(fields[11]) + int(fields[12])) / tick
+    raise AssertionError(f'no thread {name!r} in process {pid}')
+
+
+def test_in_process_the_robots_loops_sleep_while_the_composite_forwards_their_targets(world):
+    """The composite sends its parts' targets through their drivers, so a part's own loop
+    never sends them itself: its keepalive must follow the driver's last send, whoever made
+    it (it once followed the loop's own, long past, and the part's loop thread spun)."""
+    composing = start_robots(world, in_process=True)
+    topics = Topics(world)
+    targets = world.publisher(Float64MultiArray, '/longboy_sim/set/target_joint_positions')
+    threads = ['loop-r820_sim', 'loop-ur3e_sim']
+
+    def stream(seconds: float):
+        end = time.monotonic() + seconds
+        step = 0
+        while time.monotonic() < end:
+            step += 1
+            targets.publish(array([0.02 * math.sin(step / 20)] * 13))
+            world.spin_for(0.02)
+
+    stream(0.5)
+    # A controller (re)connecting on a joint's command topic: the part's own loop sends it the
+    # target (its rule for a new subscription); then past that send's one-second keepalive.
+    commands = world.gazebo_commands('/model/longboy/joint/joint1/0/cmd_pos')
+    world.wait_for(lambda: (stream(0.1), commands())[1], START_S,
+                   'the target sent to a new cmd_pos subscriber')
+    stream(2.0)
+    before = {name: thread_cpu_s(composing.proc.pid, name) for name in threads}
+    stream(3.0)
+    used = {name: thread_cpu_s(composing.proc.pid, name) - before[name] for name in threads}
+    assert len(topics.longboy) > 300 and composing.alive()
+    # Sleeping, each wakes for a few deadlines a second (well under 0.1 s of CPU in 3 s);
+    # spinning, one took ~12 % of a core.
+    assert all(cpu < 0.1 for cpu in used.values()), \
+        f'CPU seconds of the robots\' loop threads in 3 s: {used}'

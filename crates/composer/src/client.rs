@@ -591,6 +591,17 @@ impl RobotDriver for RobotDriverClient {
         Ok(TargetOutcome::Accepted)
     }
 
+    fn keepalive_deadline(&self) -> Option<Instant> {
+        let ForwardMode::OnChangeWithKeepalive(keepalive) = self.forward_mode else {
+            return None;
+        };
+        let stored = self.target.lock();
+        stored
+            .present
+            .then_some(stored.sent_at?)
+            .map(|at| at + keepalive)
+    }
+
     fn forward_targets(&self) -> Result<bool, DriverError> {
         let mut stored = self.target.lock();
         if !stored.present {

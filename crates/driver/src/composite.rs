@@ -365,6 +365,17 @@ impl RobotDriver for RobotDriverComposite {
             .min()
     }
 
+    /// Shared parts are kept alive by their own robots' loops; owned ones by this one's.
+    fn keepalive_deadline(&self) -> Option<Instant> {
+        if self.ownership == PartOwnership::Shared {
+            return None;
+        }
+        self.parts
+            .iter()
+            .filter_map(|part| part.driver.keepalive_deadline())
+            .min()
+    }
+
     /// Every part is stopped even if another part's stop failed.
     fn stop_rate_commands(&self) -> Result<bool, DriverError> {
         let mut sent = false;

@@ -822,6 +822,20 @@ impl RobotDriverGazebo {
         self.target.lock().rates.deadline()
     }
 
+    /// When [`forward_targets`](Self::forward_targets) sends the position target again as its
+    /// keepalive (`ForwardMode::OnChangeWithKeepalive`): the last send of this target, by any
+    /// caller (a composite forwards its parts' targets too), plus the keepalive.
+    pub fn keepalive_deadline(&self) -> Option<Instant> {
+        let ForwardMode::OnChangeWithKeepalive(keepalive) = self.config.forward_mode else {
+            return None;
+        };
+        let target = self.target.lock();
+        if !(target.present && target.rates.positions_in_force()) {
+            return None;
+        }
+        target.forwarded.map(|(_, at)| at + keepalive)
+    }
+
     /// Sets a velocity or effort command in force to zero now (a watchdog fault, a stop);
     /// returns whether it sent. The stored velocity/effort target is dropped.
     ///

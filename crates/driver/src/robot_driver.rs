@@ -106,6 +106,13 @@ pub trait RobotDriver: Send + Sync {
         None
     }
 
+    /// When [`forward_targets`](Self::forward_targets) sends the target again by time alone
+    /// (its keepalive), by the driver's own record of its last send — whoever called it.
+    /// `None`: not by time (no target, no keepalive, or another loop keeps it alive).
+    fn keepalive_deadline(&self) -> Option<Instant> {
+        None
+    }
+
     /// Sets a velocity or effort command in force to zero now (a watchdog fault); returns
     /// whether it sent.
     ///
@@ -189,6 +196,10 @@ impl RobotDriver for RobotDriverGazebo {
 
     fn command_deadline(&self) -> Option<Instant> {
         RobotDriverGazebo::command_deadline(self)
+    }
+
+    fn keepalive_deadline(&self) -> Option<Instant> {
+        RobotDriverGazebo::keepalive_deadline(self)
     }
 
     fn stop_rate_commands(&self) -> Result<bool, DriverError> {

@@ -84,10 +84,8 @@ pub(crate) struct Core<D: RobotDriver + ?Sized> {
     pub work: Mutex<Work>,
 }
 
-/// The target's state outside the driver: when it was last sent (for the keepalive), and the
-/// rate limits of its logs.
+/// The rate limits of the target's logs (when it is due again is the driver's to say).
 struct Forwarding {
-    sent_at: Option<Instant>,
     refused_log: RateLimit,
     failed_log: RateLimit,
 }
@@ -171,7 +169,6 @@ impl<D: RobotDriver + ?Sized> Core<D> {
             executor_thread_prioritised: AtomicBool::new(false),
             arrival_waiting: AtomicBool::new(false),
             forwarding: Mutex::new(Forwarding {
-                sent_at: None,
                 refused_log: RateLimit::new(FAILURE_LOG_INTERVAL),
                 failed_log: RateLimit::new(FAILURE_LOG_INTERVAL),
             }),
@@ -424,11 +421,10 @@ impl<D: RobotDriver + ?Sized> Core<D> {
     fn duty_deadline(&self, work: &Work) -> Option<Instant> {
         let stale = work.staleness.deadline(work.seen.1, self.state_timeout());
         let watchdog = self.watchdog.lock().deadline();
-        let keepalive = match (self.config.target_forwarding, self.config.target_keepalive) {
-            (TargetForwarding::OnArrival, Some(keepalive)) => {
-                self.forwarding.lock().sent_at.map(|at| at + keepalive)
-            }
-            _ => None,
+        // The driver's own record: a composite sharing this robot's driver sends its target too.
+        let keepalive = match self.config.target_forwarding {
+            TargetForwarding::OnArrival => self.driver.keepalive_deadline(),
+            TargetForwarding::Periodic => None,
         };
         let heartbeat = work.limits.heartbeat_at();
         // A velocity or effort target's timeout: zero is sent then.
@@ -628,15 +624,11 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         match self.driver.forward_targets() {
             Ok(false) => {}
             Ok(true) => {
-                // Measured after the send, so the keepalive is never due before the driver's
-                // own clock says so.
-                let sent_at = Instant::now();
-                forwarding.sent_at = Some(sent_at);
                 drop(forwarding);
-                if let (TargetForwarding::OnArrival, Some(keepalive)) =
-                    (self.config.target_forwarding, self.config.target_keepalive)
-                {
-                    self.alarm.wake_by(sent_at + keepalive);
+                if self.config.target_forwarding == TargetForwarding::OnArrival {
+                    if let Some(at) = self.driver.keepalive_deadline() {
+                        self.alarm.wake_by(at);
+                    }
                 }
             }
             Err(err) => {
