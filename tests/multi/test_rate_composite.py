@@ -10,9 +10,9 @@ import pytest
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from conftest import ROOT, START_S, UR3E_JOINTS
+from conftest import START_S, UR3E_JOINTS
+from support.world import VELOCITY_WORLD
 
-VELOCITY_WORLD = ROOT / 'sdf' / 'ur3e_velocity_world.sdf'
 STATES = ('/world/ur3e_velocity_world/model/ur3e/model/ur3e_velocity_controller/'
           'model/ur3e/joint_state')
 

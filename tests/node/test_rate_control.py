@@ -18,14 +18,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from conftest import IGN_TOPIC_CLI, ROOT, UR3E_JOINTS
+from support.world import EFFORT_STATES, EFFORT_WORLD, VELOCITY_STATES, VELOCITY_WORLD
 
 START_S = 30
-VELOCITY_WORLD = ROOT / 'sdf' / 'ur3e_velocity_world.sdf'
-EFFORT_WORLD = ROOT / 'sdf' / 'ur3e_effort_world.sdf'
-VELOCITY_STATES = ('/world/ur3e_velocity_world/model/ur3e/model/ur3e_velocity_controller/'
-                   'model/ur3e/joint_state')
-EFFORT_STATES = ('/world/ur3e_effort_world/model/ur3e/model/ur3e_effort_controller/'
-                 'model/ur3e/joint_state')
 STATES = '/ur3e_1/get/joint_states'
 VELOCITIES = '/ur3e_1/set/target_joint_velocities'
 FORCES = '/ur3e_1/set/target_joint_forces'

@@ -13,14 +13,9 @@ import numpy as np
 import pytest
 
 import sas_robot_driver_gazebo as sas
-from conftest import ROOT, START_S, UR3E_JOINTS, UR3E_PREFIX, wait_for
+from conftest import START_S, UR3E_JOINTS, UR3E_PREFIX, wait_for
+from support.world import EFFORT_STATES, EFFORT_WORLD, VELOCITY_STATES, VELOCITY_WORLD
 
-VELOCITY_WORLD = ROOT / 'sdf' / 'ur3e_velocity_world.sdf'
-EFFORT_WORLD = ROOT / 'sdf' / 'ur3e_effort_world.sdf'
-VELOCITY_STATES = ('/world/ur3e_velocity_world/model/ur3e/model/ur3e_velocity_controller/'
-                   'model/ur3e/joint_state')
-EFFORT_STATES = ('/world/ur3e_effort_world/model/ur3e/model/ur3e_effort_controller/'
-                 'model/ur3e/joint_state')
 WRIST_3 = UR3E_JOINTS.index('wrist_3_joint')
 
 

@@ -17,6 +17,13 @@ UR3E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
                'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']
 UR3E_PREFIX = '/model/ur3e/joint/'
 UR3E_STATES = '/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state'
+# The UR3e under velocity control (JointController) and under effort control (ApplyJointForce).
+VELOCITY_WORLD = ROOT / 'sdf' / 'ur3e_velocity_world.sdf'
+EFFORT_WORLD = ROOT / 'sdf' / 'ur3e_effort_world.sdf'
+VELOCITY_STATES = ('/world/ur3e_velocity_world/model/ur3e/model/ur3e_velocity_controller/'
+                   'model/ur3e/joint_state')
+EFFORT_STATES = ('/world/ur3e_effort_world/model/ur3e/model/ur3e_effort_controller/'
+                 'model/ur3e/joint_state')
 
 
 def domain_ids(seed: int):
