@@ -79,7 +79,7 @@ pub(crate) struct Core<D: RobotDriver + ?Sized> {
     executor_thread_prioritised: AtomicBool,
     /// An arrival the receive thread could not handle (the loop thread held the lock).
     pub arrival_waiting: AtomicBool,
-    /// What the target's paths share (the executor's thread forwards too).
+    /// The target logs' rate limits (the executor's thread forwards and refuses too).
     forwarding: Mutex<Forwarding>,
     pub work: Mutex<Work>,
 }
@@ -620,11 +620,9 @@ impl<D: RobotDriver + ?Sized> Core<D> {
 
     /// Lets the driver send the target if its rule says so; a send starts the keepalive.
     fn forward_target(&self, now: Instant) {
-        let mut forwarding = self.forwarding.lock();
         match self.driver.forward_targets() {
             Ok(false) => {}
             Ok(true) => {
-                drop(forwarding);
                 if self.config.target_forwarding == TargetForwarding::OnArrival {
                     if let Some(at) = self.driver.keepalive_deadline() {
                         self.alarm.wake_by(at);
@@ -632,7 +630,8 @@ impl<D: RobotDriver + ?Sized> Core<D> {
                 }
             }
             Err(err) => {
-                if let Some(suppressed) = forwarding.failed_log.permit(now) {
+                let permit = self.forwarding.lock().failed_log.permit(now);
+                if let Some(suppressed) = permit {
                     self.in_span(|| {
                         tracing::error!(
                             "::Forwarding the target to Gazebo failed::{err}{}",
