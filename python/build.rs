@@ -5,6 +5,7 @@
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     #[cfg(feature = "ros")]
+    ros_link::emit_listener_subscription_link_args();
     if let Err(error) = ros_link::emit_link_args() {
         eprintln!("error: {error}");
         std::process::exit(1);

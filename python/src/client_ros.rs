@@ -1,17 +1,19 @@
 //! The ROS side of a `RobotDriverClient`: its node in the process's ROS context, the
 //! subscriptions that fill its [`ClientState`] and the publishers it sends with, the
 //! original client's topics and QoS. The client's executor spins on a thread of its own
-//! (bridge-node's [`ExecutorThread`]); the subscriptions' callbacks run on the wait-set thread
-//! of an rclrs worker it serves, and never touch Python.
+//! (bridge-node's [`ExecutorThread`]); the subscriptions are [`ListenerSubscription`]s: each
+//! state is taken into the cache on the DDS listener thread that received it (no executor
+//! thread wakes for it), and never touches Python.
 
 use std::sync::{Arc, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bridge_node::{stamp_from_nanos, DdsProfile, ExecutorThread};
+use listener_subscription::ListenerSubscription;
 use parking_lot::Mutex;
 use rclrs::{
     Context, CreateBasicExecutor, InitOptions, IntoNodeOptions, IntoPrimitiveOptions, Node,
-    PrimitiveOptions, Publisher, RclrsError, Worker, WorkerSubscription,
+    PrimitiveOptions, Publisher, RclrsError,
 };
 use ros_env::sas_msgs::msg::rmw::{Bool as ShutdownSignal, WatchdogTrigger};
 use ros_env::sensor_msgs::msg::rmw::JointState;
@@ -47,6 +49,11 @@ pub(crate) enum ClientRosError {
         kind: &'static str,
         topic: String,
         source: RclrsError,
+    },
+    #[error("RobotDriverClient: cannot create the subscription on {topic:?}: {source}")]
+    Subscription {
+        topic: String,
+        source: listener_subscription::Error,
     },
     #[error("RobotDriverClient: cannot start the executor thread: {0}")]
     Executor(bridge_node::BridgeError),
@@ -141,11 +148,10 @@ pub(crate) struct JointControl {
 }
 
 struct Subscriptions {
-    _joint_states: WorkerSubscription<JointState, ()>,
-    _joint_positions_min: WorkerSubscription<Float64MultiArray, ()>,
-    _joint_positions_max: WorkerSubscription<Float64MultiArray, ()>,
-    _home_states: WorkerSubscription<Int32MultiArray, ()>,
-    _worker: Worker<()>,
+    _joint_states: ListenerSubscription<JointState>,
+    _joint_positions_min: ListenerSubscription<Float64MultiArray>,
+    _joint_positions_max: ListenerSubscription<Float64MultiArray>,
+    _home_states: ListenerSubscription<Int32MultiArray>,
 }
 
 /// A client's node, topics and executor thread. Dropped in field order: the executor thread
@@ -232,17 +238,15 @@ impl ClientRos {
     }
 }
 
-/// Subscribes the client's topics on a worker of `node`. rclrs runs a worker's callbacks on
-/// its wait-set thread as it takes each message; a node's own callbacks become tasks for the
-/// executor thread, which would then be woken for every message as well.
+/// Subscribes the client's topics on `node`, each message taken into `state` on the DDS
+/// listener thread.
 fn subscribe_all(
     node: &Node,
     topics: &Topics,
     state: &Arc<ClientState>,
 ) -> Result<Subscriptions, ClientRosError> {
-    let worker = node.create_worker(());
     let (receiver, name) = (state.clone(), topics.joint_states.clone());
-    let joint_states = subscribe(&worker, &topics.joint_states, move |m: JointState| {
+    let joint_states = subscribe(node, &topics.joint_states, move |m: JointState| {
         let stamp = &m.header.stamp;
         receiver.receive_joint_state(
             JointStateMessage {
@@ -256,14 +260,14 @@ fn subscribe_all(
     })?;
     let limits = |topic: &str, upper: bool| {
         let receiver = state.clone();
-        subscribe(&worker, topic, move |m: Float64MultiArray| {
+        subscribe(node, topic, move |m: Float64MultiArray| {
             receiver.receive_limits(m.data.as_slice(), upper)
         })
     };
     let joint_positions_min = limits(&topics.joint_positions_min, false)?;
     let joint_positions_max = limits(&topics.joint_positions_max, true)?;
     let receiver = state.clone();
-    let home_states = subscribe(&worker, &topics.home_states, move |m: Int32MultiArray| {
+    let home_states = subscribe(node, &topics.home_states, move |m: Int32MultiArray| {
         receiver.receive_home_states(m.data.as_slice())
     })?;
     Ok(Subscriptions {
@@ -271,22 +275,21 @@ fn subscribe_all(
         _joint_positions_min: joint_positions_min,
         _joint_positions_max: joint_positions_max,
         _home_states: home_states,
-        _worker: worker,
     })
 }
 
+/// A subscription with the sas topics' QoS (KeepLast(1), reliable, volatile).
 fn subscribe<T: rosidl_runtime_rs::Message>(
-    worker: &Worker<()>,
+    node: &Node,
     topic: &str,
-    receive: impl FnMut(T) + Send + 'static,
-) -> Result<WorkerSubscription<T, ()>, ClientRosError> {
-    worker
-        .create_subscription(depth_one(topic), receive)
-        .map_err(|source| ClientRosError::Topic {
-            kind: "subscription",
+    mut receive: impl FnMut(T) + Send + 'static,
+) -> Result<ListenerSubscription<T>, ClientRosError> {
+    ListenerSubscription::new(node, topic, 1, move |message, _| receive(message)).map_err(
+        |source| ClientRosError::Subscription {
             topic: topic.to_string(),
             source,
-        })
+        },
+    )
 }
 
 fn advertise<T: rosidl_runtime_rs::Message>(

@@ -83,6 +83,7 @@ fn bridge_error(error: bridge_node::BridgeError) -> PyErr {
         BridgeError::Parameter(_) | BridgeError::Configuration(_) | BridgeError::Topic { .. } => {
             PyValueError::new_err(error.to_string())
         }
+        BridgeError::Subscription { ref source, .. } => subscription_error(source, &error),
         BridgeError::AlreadyRunning { .. }
         | BridgeError::ExecutorThread(_)
         | BridgeError::LoopTimer(_)
@@ -98,7 +99,23 @@ fn client_ros_error(error: crate::client_ros::ClientRosError) -> PyErr {
         ClientRosError::Init(_) | ClientRosError::Node { .. } | ClientRosError::Topic { .. } => {
             PyValueError::new_err(error.to_string())
         }
+        ClientRosError::Subscription { ref source, .. } => subscription_error(source, &error),
         ClientRosError::Executor(_) => PyRuntimeError::new_err(error.to_string()),
+    }
+}
+
+/// A subscription rcl refused (an invalid topic name) is input; a module built without the
+/// node-handle link arguments is a defect of the build.
+#[cfg(feature = "ros")]
+fn subscription_error(
+    source: &listener_subscription::Error,
+    error: &dyn std::fmt::Display,
+) -> PyErr {
+    match source {
+        listener_subscription::Error::NodeHandleUnknown { .. } => {
+            PyRuntimeError::new_err(error.to_string())
+        }
+        _ => PyValueError::new_err(error.to_string()),
     }
 }
 

@@ -4,6 +4,7 @@ the node's Fast DDS settings still matching default-QoS rclpy peers. Counted on 
 side: the Ignition CLI for what reaches Gazebo, rclpy (with the DDS source stamps of what the
 node published) for ROS. Counts and orders, not speed: the benchmark measures that."""
 
+import os
 import time
 
 from sensor_msgs.msg import JointState
@@ -138,3 +139,50 @@ def test_the_loop_thread_sleeps_while_gazebo_sends_and_nothing_else_is_due(world
     # Every period would be 1500; a stall of the simulator past the state timeout (50 ms)
     # wakes it legitimately, a few times at most on a loaded machine.
     assert woke < 60, f'the loop thread woke {woke} times in 3 s of Gazebo sending'
+
+
+def executor_threads(pid: int) -> list[int]:
+    """The node's rclrs executor threads (the spinning thread and the wait-set threads it
+    spawns, which inherit its name)."""
+    tids = []
+    for tid in os.listdir(f'/proc/{pid}/task'):
+        with open(f'/proc/{pid}/task/{tid}/comm') as comm:
+            if comm.read().strip() == 'ros-executor':
+                tids.append(int(tid))
+    return tids
+
+
+def test_targets_are_taken_on_the_dds_listener_thread_and_no_executor_thread_wakes(world):
+    """The set/* subscriptions are the node's in the ROS graph, and a 100 Hz target stream
+    reaches Gazebo with the rclrs executor's threads asleep: each target is taken on the DDS
+    listener thread that received it (an rclrs subscription woke a wait-set thread per
+    target)."""
+    commands = world.gazebo_commands(PAN_CMD)
+    bridge = fortress_bridge(world)
+    expected = {f'/ur3e_1/set/{suffix}' for suffix in (
+        'target_joint_positions', 'target_joint_velocities', 'target_joint_forces',
+        'watchdog_trigger', 'shutdown', 'homing_signal', 'clear_positions')}
+
+    def node_subscriptions() -> set:
+        if ('ur3e_1', '/') not in world.node.get_node_names_and_namespaces():
+            return set()
+        return {name for name, _ in
+                world.node.get_subscriber_names_and_types_by_node('ur3e_1', '/')}
+    world.wait_for(lambda: expected <= node_subscriptions(), 10, 'the set/* subscriptions '
+                   'listed on the node ur3e_1')
+    targets = world.publisher(Float64MultiArray, TARGETS)
+    pid = bridge.proc.pid
+    threads = executor_threads(pid)
+    assert threads, 'no ros-executor thread found'
+    before = sum(voluntary_switches(pid, tid) for tid in threads)
+    sent = [round(0.1 + i * 1e-3, 6) for i in range(200)]
+    for value in sent:
+        targets.publish(Float64MultiArray(data=[value, 0.0, 0.0, 0.0, 0.0, 0.0]))
+        time.sleep(0.01)
+    world.wait_for(lambda: sent[-1] in commands(), 10, 'the last target at Gazebo')
+    woke = sum(voluntary_switches(pid, tid) for tid in threads) - before
+    seen = set(commands())
+    assert len(seen & set(sent)) > len(sent) // 2, f'{len(seen & set(sent))} of 200 at Gazebo'
+    # Their own once-a-second timers (diagnostics, the publisher check) wake them a few times
+    # in the 2 s; one wake per target would be 200.
+    assert woke < 30, f'the executor threads woke {woke} times for 200 targets'

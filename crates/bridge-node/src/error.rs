@@ -24,6 +24,14 @@ pub enum BridgeError {
         /// rclrs' reason.
         source: rclrs::RclrsError,
     },
+    /// A `set/*` subscription (taken on the DDS listener thread) could not be created.
+    #[error("RobotDriverROS: cannot create the subscription on {topic:?}: {source}")]
+    Subscription {
+        /// The topic as given (before resolution).
+        topic: String,
+        /// Why it could not.
+        source: listener_subscription::Error,
+    },
     /// The driver failed (connect, or initialize other than by shutdown).
     #[error(transparent)]
     Driver(#[from] DriverError),

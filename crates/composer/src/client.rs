@@ -6,10 +6,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use listener_subscription::ListenerSubscription;
 use parking_lot::{Condvar, Mutex};
-use rclrs::{
-    IntoPrimitiveOptions, Node, PrimitiveOptions, Publisher, RclrsError, Worker, WorkerSubscription,
-};
+use rclrs::{IntoPrimitiveOptions, Node, PrimitiveOptions, Publisher, RclrsError};
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::Float64MultiArray;
 use sas_robot_driver_gazebo::{
@@ -36,6 +35,16 @@ pub enum ClientError {
         topic: String,
         /// rclrs' reason.
         source: RclrsError,
+    },
+    /// A subscription could not be created (e.g. an invalid prefix).
+    #[error("RobotDriverClient({prefix}): cannot create the subscription on {topic:?}: {source}")]
+    Subscription {
+        /// The client's topic prefix.
+        prefix: String,
+        /// The topic.
+        topic: String,
+        /// Why.
+        source: listener_subscription::Error,
     },
     /// `initialize` was cancelled.
     #[error("RobotDriverClient({prefix})::initialize: shutdown while waiting for {missing}.")]
@@ -104,7 +113,9 @@ pub enum ClientError {
 impl ClientError {
     fn kind(&self) -> ErrorKind {
         match self {
-            ClientError::Topic { .. } | ClientError::Publish { .. } => ErrorKind::Transport,
+            ClientError::Topic { .. }
+            | ClientError::Subscription { .. }
+            | ClientError::Publish { .. } => ErrorKind::Transport,
             ClientError::InitializeShutdown { .. } => ErrorKind::Cancelled,
             ClientError::InitializeTimeout { .. } => ErrorKind::Timeout,
             ClientError::NotInitialized { .. } => ErrorKind::State,
@@ -240,9 +251,9 @@ pub struct RobotDriverClient {
     publisher: Publisher<Float64MultiArray>,
     /// `set/target_joint_velocities` and `set/target_joint_forces`.
     rate_publishers: [Publisher<Float64MultiArray>; 2],
-    _joint_states: WorkerSubscription<JointState, ()>,
-    _lower: WorkerSubscription<Float64MultiArray, ()>,
-    _upper: WorkerSubscription<Float64MultiArray, ()>,
+    _joint_states: ListenerSubscription<JointState>,
+    _lower: ListenerSubscription<Float64MultiArray>,
+    _upper: ListenerSubscription<Float64MultiArray>,
 }
 
 /// The robot's velocity and effort topics under `set/`, by [`Command`]'s rate index.
@@ -254,10 +265,9 @@ fn depth_one(topic: &str) -> PrimitiveOptions<'_> {
 }
 
 impl RobotDriverClient {
-    /// Subscribes to `<prefix>/get/joint_states`, `get/joint_positions_min` and `…_max` on
-    /// `inputs` (an rclrs worker: its callbacks run on the thread that waits for them, so a
-    /// robot's state reaches the composite without a hand-over to the executor's thread) and
-    /// advertises `<prefix>/set/target_joint_positions` on `node`. `initialize_timeout`
+    /// Subscribes to `<prefix>/get/joint_states`, `get/joint_positions_min` and `…_max`
+    /// (taken on the DDS listener thread that received them: a robot's state reaches the
+    /// composite with no executor thread woken) and advertises `<prefix>/set/target_joint_positions` on `node`. `initialize_timeout`
     /// bounds the wait for them (`None`: until cancelled, as the original); `forward_mode`
     /// says when a target is sent again.
     ///
@@ -265,7 +275,6 @@ impl RobotDriverClient {
     /// A topic rclrs refuses (e.g. an invalid prefix).
     pub fn new(
         node: &Node,
-        inputs: &Worker<()>,
         prefix: &str,
         initialize_timeout: Option<Duration>,
         forward_mode: ForwardMode,
@@ -277,23 +286,27 @@ impl RobotDriverClient {
             topic: topic.to_string(),
             source,
         };
+        let subscription_error = |topic: &str, source| ClientError::Subscription {
+            prefix: prefix.to_string(),
+            topic: topic.to_string(),
+            source,
+        };
 
         let topic = format!("{prefix}/get/joint_states");
         let (state, name) = (shared.clone(), prefix.to_string());
-        let joint_states = inputs
-            .create_subscription(depth_one(&topic), move |message: JointState| {
+        let joint_states =
+            ListenerSubscription::new(node, &topic, 1, move |message: JointState, _| {
                 state.receive_joint_states(&message, &name);
             })
-            .map_err(|source| topic_error("subscription", &topic, source))?;
+            .map_err(|source| subscription_error(&topic, source))?;
 
         let limits = |suffix: &str, upper: bool| {
             let topic = format!("{prefix}/get/joint_positions_{suffix}");
             let (state, name) = (shared.clone(), prefix.to_string());
-            inputs
-                .create_subscription(depth_one(&topic), move |message: Float64MultiArray| {
-                    state.receive_limits(&message, upper, &name);
-                })
-                .map_err(|source| topic_error("subscription", &topic, source))
+            ListenerSubscription::new(node, &topic, 1, move |message: Float64MultiArray, _| {
+                state.receive_limits(&message, upper, &name);
+            })
+            .map_err(|source| subscription_error(&topic, source))
         };
         let lower = limits("min", false)?;
         let upper = limits("max", true)?;

@@ -14,12 +14,11 @@
 //! let context = Context::new(std::env::args(), InitOptions::new())?;
 //! let executor = context.create_basic_executor();
 //! let node = executor.create_node("longboy_sim")?;
-//! let inputs = node.create_worker(()); // the parts' states are taken on this worker's thread
 //! let keepalive = ForwardMode::OnChangeWithKeepalive(std::time::Duration::from_secs(1));
 //! let parts = ["r820_sim", "ur3e_sim"]
 //!     .into_iter()
 //!     .map(|name| {
-//!         let client = RobotDriverClient::new(&node, &inputs, name, None, keepalive)?;
+//!         let client = RobotDriverClient::new(&node, name, None, keepalive)?;
 //!         Ok(CompositePart::new(name, Arc::new(client)))
 //!     })
 //!     .collect::<Result<Vec<_>, composer::ClientError>>()?;

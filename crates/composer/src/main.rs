@@ -77,12 +77,9 @@ fn compose(
 
     teardown.stage("creating the robot driver clients and the topics");
     let mut parts = Vec::with_capacity(parameters.robot_driver_client_names.len());
-    // The robots' states are taken on one thread, in the order they come, each composed there.
-    let inputs = node.create_worker(());
     for name in &parameters.robot_driver_client_names {
         match RobotDriverClient::new(
             node,
-            &inputs,
             name,
             parameters.initialize_timeout,
             parameters.ros_options.driver_forward_mode(),

@@ -133,6 +133,39 @@ pub fn emit_link_args() -> Result<(), Error> {
     Ok(())
 }
 
+/// The directories that hold the ROS packages' C headers: `<prefix>/include/<package>` for
+/// every prefix on `AMENT_PREFIX_PATH` (the layout of the wheels and of ROS installations),
+/// and `<prefix>/include` itself (a merged install).
+pub fn include_dirs() -> Vec<PathBuf> {
+    println!("cargo:rerun-if-env-changed=AMENT_PREFIX_PATH");
+    let mut dirs = Vec::new();
+    for include in ament_prefixes().iter().map(|p| p.join("include")) {
+        let Ok(entries) = std::fs::read_dir(&include) else {
+            continue;
+        };
+        let mut packages: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        packages.sort();
+        dirs.push(include);
+        dirs.extend(packages);
+    }
+    dirs
+}
+
+/// The link arguments of a binary (or Python module) that uses the crate
+/// `listener-subscription`: rclrs's calls to `rcl_node_init`/`rcl_node_fini` go through that
+/// crate's wrappers, which remember each node's rcl handle (rclrs keeps it private), and the
+/// wrappers are pulled into the link whatever the order of the libraries.
+pub fn emit_listener_subscription_link_args() {
+    for symbol in ["rcl_node_init", "rcl_node_fini"] {
+        println!("cargo:rustc-link-arg=-Wl,--wrap={symbol}");
+        println!("cargo:rustc-link-arg=-Wl,--undefined=__wrap_{symbol}");
+    }
+}
+
 /// Whether the binary gets the venv's library directories as RPATH (`ROS_LINK_RPATH`).
 fn rpath_into_venv() -> Result<bool, Error> {
     println!("cargo:rerun-if-env-changed=ROS_LINK_RPATH");

@@ -276,8 +276,6 @@ impl MultiRobot {
         .map_err(DriverError::Node)?;
         let mut drivers: HashMap<&str, Arc<RobotDriverGazebo>> = HashMap::new();
         let mut loops = Vec::new();
-        // Every robot's and composite's `set/*` callbacks on one thread.
-        let commands = node.create_worker(());
         for (name, robot) in &parameters.robots {
             let driver = Arc::new(RobotDriverGazebo::new(
                 robot.driver.clone(),
@@ -286,9 +284,8 @@ impl MultiRobot {
             drivers.insert(name, driver.clone());
             loops.push(RobotLoop {
                 name: name.clone(),
-                bridge: RobotDriverRos::with_command_worker(
+                bridge: RobotDriverRos::new(
                     node,
-                    commands.clone(),
                     driver as Arc<dyn RobotDriver>,
                     robot.ros.clone(),
                     shutdown.clone(),
@@ -307,9 +304,8 @@ impl MultiRobot {
             let driver = RobotDriverComposite::new(parts, PartOwnership::Shared)?;
             loops.push(RobotLoop {
                 name: composite.name.clone(),
-                bridge: RobotDriverRos::with_command_worker(
+                bridge: RobotDriverRos::new(
                     node,
-                    commands.clone(),
                     Arc::new(driver) as Arc<dyn RobotDriver>,
                     composite.ros.clone(),
                     shutdown.clone(),

@@ -2,7 +2,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rclrs::{Clock, Node, Worker};
+use rclrs::{Clock, Node};
 use sas_robot_driver_gazebo::{ErrorKind, RobotDriver, RobotDriverGazebo, ShutdownToken};
 
 use crate::process::realtime;
@@ -12,7 +12,7 @@ use crate::robot::counters::{RobotCounters, RobotCountersSnapshot};
 use crate::robot::diagnostics::{Diagnostics, Phase, RobotHealth};
 use crate::robot::limits::JointLimitsTopics;
 use crate::robot::safety::Safety;
-use crate::robot::server::{CommandWorker, RobotDriverServer};
+use crate::robot::server::RobotDriverServer;
 use crate::{
     BridgeError, DeadlineGrid, JointStatesPublishing, RobotDriverRosConfiguration, TargetForwarding,
 };
@@ -86,9 +86,6 @@ pub struct RobotDriverRos<D: RobotDriver + ?Sized = RobotDriverGazebo> {
     diagnostics: Diagnostics,
     /// Wakes the loop thread: its deadlines, a stop, a watchdog trigger that changed them.
     alarm: Arc<Alarm>,
-    /// The rclrs worker the robot's `set/*` callbacks run on (a thread of their own, or shared
-    /// by the robots of one process).
-    _commands: CommandWorker,
     running: AtomicBool,
     counters: Arc<RobotCounters>,
 }
@@ -108,27 +105,11 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
         config: RobotDriverRosConfiguration,
         shutdown: ShutdownToken,
     ) -> Result<Self, BridgeError> {
-        Self::with_command_worker(node, node.create_worker(()), driver, config, shutdown)
-    }
-
-    /// As [`new`](Self::new), with the robot's `set/*` callbacks on `commands`, a worker
-    /// robots of one process share: one thread takes every robot's targets, and targets of
-    /// several robots that arrive together cost it one wake-up rather than one each.
-    ///
-    /// # Errors
-    /// As [`new`](Self::new).
-    pub fn with_command_worker(
-        node: &Node,
-        commands: Worker<()>,
-        driver: Arc<D>,
-        config: RobotDriverRosConfiguration,
-        shutdown: ShutdownToken,
-    ) -> Result<Self, BridgeError> {
         config.validate()?;
         let alarm = Arc::new(Alarm::new().map_err(BridgeError::LoopTimer)?);
         let counters = Arc::<RobotCounters>::default();
-        let server = RobotDriverServer::new(node, &commands, &config.robot_name, counters.clone())?;
-        let safety = Safety::new(&commands, &config.robot_name, &shutdown, alarm.clone())?;
+        let server = RobotDriverServer::new(node, &config.robot_name, counters.clone())?;
+        let safety = Safety::new(node, &config.robot_name, &shutdown, alarm.clone())?;
         let state_age = {
             let driver = driver.clone();
             Box::new(move || state_age(&*driver))
@@ -146,7 +127,6 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
             health,
             diagnostics,
             alarm,
-            _commands: commands,
             running: AtomicBool::new(false),
             counters,
         })

@@ -13,15 +13,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use listener_subscription::ListenerSubscription;
 use parking_lot::Mutex;
-use rclrs::WorkerSubscription;
+use rclrs::Node;
 use ros_env::sas_msgs::msg::{Bool as ShutdownSignal, WatchdogTrigger};
 use sas_robot_driver_gazebo::{
     DriverError, JointSnapshot, RobotDriver, ShutdownToken, TriggerListener,
 };
 
 use crate::robot::alarm::Alarm;
-use crate::robot::server::{subscribe, CommandWorker};
+use crate::robot::server::subscribe;
 use crate::robot::watchdog::{Trigger, TriggerOutcome, Watchdog, WatchdogFault};
 use crate::BridgeError;
 
@@ -30,16 +31,16 @@ pub(crate) struct Safety {
     watchdog: Arc<Mutex<Watchdog>>,
     stop: ShutdownToken,
     _process_stop: TriggerListener,
-    _watchdog_trigger: WorkerSubscription<WatchdogTrigger, ()>,
-    _shutdown: WorkerSubscription<ShutdownSignal, ()>,
+    _watchdog_trigger: ListenerSubscription<WatchdogTrigger>,
+    _shutdown: ListenerSubscription<ShutdownSignal>,
 }
 
 impl Safety {
-    /// Subscribes `<robot_name>/set/watchdog_trigger` and `<robot_name>/set/shutdown` on
-    /// `commands`; the robot's stop token follows `process_stop`. `loop_alarm` is rung when a
+    /// Subscribes `<robot_name>/set/watchdog_trigger` and `<robot_name>/set/shutdown` (their
+    /// callbacks on the DDS listener thread); the robot's stop token follows `process_stop`. `loop_alarm` is rung when a
     /// trigger arms the watchdog or faults it, so the loop learns the new deadline at once.
     pub fn new(
-        commands: &CommandWorker,
+        node: &Node,
         robot_name: &str,
         process_stop: &ShutdownToken,
         loop_alarm: Arc<Alarm>,
@@ -55,7 +56,7 @@ impl Safety {
         let fed = watchdog.clone();
         let robot = robot_name.to_string();
         let watchdog_topic = format!("{robot_name}/set/watchdog_trigger");
-        let watchdog_trigger = subscribe(commands, &watchdog_topic, move |m: WatchdogTrigger| {
+        let watchdog_trigger = subscribe(node, &watchdog_topic, move |m: WatchdogTrigger, _| {
             let outcome = fed.lock().trigger(received(&m));
             if matches!(
                 outcome,
@@ -81,7 +82,7 @@ impl Safety {
         let robot = robot_name.to_string();
         let stopped = stop.clone();
         let shutdown_topic = format!("{robot_name}/set/shutdown");
-        let shutdown = subscribe(commands, &shutdown_topic, move |m: ShutdownSignal| {
+        let shutdown = subscribe(node, &shutdown_topic, move |m: ShutdownSignal, _| {
             if m.data && !received_once.swap(true, Ordering::SeqCst) {
                 let _span = tracing::info_span!("robot", name = %robot).entered();
                 tracing::info!("::The shutdown signal was received! Stopping the control loop.");

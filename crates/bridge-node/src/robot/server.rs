@@ -1,19 +1,18 @@
 //! The topic surface under `<robot_name>/` (the original's `RobotDriverServer`): what exists,
-//! with which QoS, and what the callbacks do. The `set/*` subscriptions belong to the robot's
-//! [`CommandWorker`]: rclrs runs a worker's callbacks on the thread that waits for them, so a
-//! target costs that one wake-up (a node's callbacks are handed to the executor's thread, one
-//! more). Callbacks store, forward or log; the control loop does everything else.
+//! with which QoS, and what the callbacks do. The `set/*` subscriptions are
+//! [`ListenerSubscription`]s: a target is taken and handled on the DDS listener thread that
+//! received it, so it costs no wake-up of an executor thread (an rclrs subscription costs one
+//! more, about half of what receiving a target costs here). Callbacks store, forward or log,
+//! and never block; the control loop does everything else.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use listener_subscription::{ListenerSubscription, TakenInfo};
 use parking_lot::Mutex;
-use rclrs::{
-    IntoPrimitiveOptions, IntoWorkerSubscriptionCallback, MessageInfo, Node, NodeState,
-    PrimitiveOptions, Publisher, Timer, Worker, WorkerSubscription,
-};
+use rclrs::{IntoPrimitiveOptions, Node, NodeState, PrimitiveOptions, Publisher, Timer};
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::{
     Float64MultiArray as RmwFloat64MultiArray, Int32MultiArray as RmwInt32MultiArray,
@@ -32,7 +31,7 @@ const EXCLUSIVITY_CHECK_PERIOD: Duration = Duration::from_secs(1);
 
 /// The latest target received and not yet taken by the loop. A newer message replaces an
 /// older one: only the latest target matters. While a forwarder is set (targets forwarded on
-/// arrival), targets go to it instead, on the executor's thread.
+/// arrival), targets go to it instead, on the DDS listener thread.
 ///
 /// Latest wins, and the mailbox counts how often it won (`targets_superseded`): targets
 /// replaced here before the loop took them, and targets the topic's depth-1 reader replaced
@@ -64,8 +63,8 @@ impl TargetMailbox {
     }
 
     /// A target from `set/target_joint_positions`, with what DDS said of it.
-    pub fn receive(&self, target: Vec<f64>, info: &MessageInfo) {
-        self.count_reader_gap(&info.publisher_gid.data, info.publication_sequence_number);
+    pub fn receive(&self, target: Vec<f64>, info: TakenInfo<'_>) {
+        self.count_reader_gap(info.publisher_gid, info.publication_sequence_number);
         self.put(target);
     }
 
@@ -169,20 +168,19 @@ pub(crate) struct RobotDriverServer {
     pub targets: Arc<TargetMailbox>,
     pub rate_targets: Arc<RateTargets>,
     _home_states: Publisher<RmwInt32MultiArray>,
-    _target_joint_positions: WorkerSubscription<Float64MultiArray, ()>,
-    _target_joint_velocities: WorkerSubscription<Float64MultiArray, ()>,
-    _target_joint_forces: WorkerSubscription<Float64MultiArray, ()>,
-    _homing_signal: WorkerSubscription<Int32MultiArray, ()>,
-    _clear_positions: WorkerSubscription<Int32MultiArray, ()>,
+    _target_joint_positions: ListenerSubscription<Float64MultiArray>,
+    _target_joint_velocities: ListenerSubscription<Float64MultiArray>,
+    _target_joint_forces: ListenerSubscription<Float64MultiArray>,
+    _homing_signal: ListenerSubscription<Int32MultiArray>,
+    _clear_positions: ListenerSubscription<Int32MultiArray>,
     _exclusivity_check: Timer,
 }
 
 impl RobotDriverServer {
-    /// Creates every topic under `<prefix>/`, the `set/*` subscriptions on `commands`. Logs
-    /// the original's `::Initializing RobotDriverServer with prefix <prefix>`.
+    /// Creates every topic under `<prefix>/`. Logs the original's
+    /// `::Initializing RobotDriverServer with prefix <prefix>`.
     pub fn new(
         node: &Node,
-        commands: &CommandWorker,
         prefix: &str,
         counters: Arc<RobotCounters>,
     ) -> Result<Self, BridgeError> {
@@ -192,24 +190,19 @@ impl RobotDriverServer {
 
         let mailbox = targets.clone();
         let target_joint_positions = subscribe(
-            commands,
+            node,
             &topic("set/target_joint_positions"),
-            move |message: Float64MultiArray, info: MessageInfo| {
-                mailbox.receive(message.data, &info)
-            },
+            move |message: Float64MultiArray, info| mailbox.receive(message.data, info),
         )?;
         let rate_targets = Arc::new(RateTargets::new());
         let rate_subscription = |suffix: &str, command: Command| {
             let rates = rate_targets.clone();
             let mailbox = targets.clone();
             subscribe(
-                commands,
+                node,
                 &topic(suffix),
-                move |message: Float64MultiArray, info: MessageInfo| {
-                    mailbox.count_reader_gap(
-                        &info.publisher_gid.data,
-                        info.publication_sequence_number,
-                    );
+                move |message: Float64MultiArray, info: TakenInfo<'_>| {
+                    mailbox.count_reader_gap(info.publisher_gid, info.publication_sequence_number);
                     rates.receive(command, &message.data)
                 },
             )
@@ -218,7 +211,7 @@ impl RobotDriverServer {
             rate_subscription("set/target_joint_velocities", Command::Velocities)?;
         let target_joint_forces = rate_subscription("set/target_joint_forces", Command::Forces)?;
         let homing_signal = subscribe(
-            commands,
+            node,
             &topic("set/homing_signal"),
             ignored_once::<Int32MultiArray>(
                 "set/homing_signal",
@@ -226,7 +219,7 @@ impl RobotDriverServer {
             ),
         )?;
         let clear_positions = subscribe(
-            commands,
+            node,
             &topic("set/clear_positions"),
             ignored_once::<Int32MultiArray>(
                 "set/clear_positions",
@@ -235,11 +228,11 @@ impl RobotDriverServer {
         )?;
 
         let set_topics = [
-            target_joint_positions.topic_name(),
-            target_joint_velocities.topic_name(),
-            target_joint_forces.topic_name(),
-            homing_signal.topic_name(),
-            clear_positions.topic_name(),
+            target_joint_positions.topic_name().to_owned(),
+            target_joint_velocities.topic_name().to_owned(),
+            target_joint_forces.topic_name().to_owned(),
+            homing_signal.topic_name().to_owned(),
+            clear_positions.topic_name().to_owned(),
         ];
         let exclusivity_check = node
             .create_timer_repeating(
@@ -283,27 +276,28 @@ fn advertise<T: rosidl_runtime_rs::Message>(
         })
 }
 
-/// The rclrs worker a robot's command subscriptions (`set/*`) run on.
-pub(crate) type CommandWorker = Worker<()>;
-
-pub(crate) fn subscribe<T: rosidl_runtime_rs::Message, Args>(
-    commands: &CommandWorker,
+/// A `set/*` subscription of `node` with the surface's QoS (KeepLast(1), reliable, volatile),
+/// `callback` run on the DDS listener thread for each message.
+pub(crate) fn subscribe<T: rosidl_runtime_rs::Message>(
+    node: &Node,
     topic: &str,
-    callback: impl IntoWorkerSubscriptionCallback<T, (), Args>,
-) -> Result<WorkerSubscription<T, ()>, BridgeError> {
-    commands
-        .create_subscription::<T, _>(depth_one(topic), callback)
-        .map_err(|source| BridgeError::Topic {
-            kind: "subscription",
+    callback: impl FnMut(T, TakenInfo<'_>) + Send + 'static,
+) -> Result<ListenerSubscription<T>, BridgeError> {
+    ListenerSubscription::new(node, topic, 1, callback).map_err(|source| {
+        BridgeError::Subscription {
             topic: topic.to_string(),
             source,
-        })
+        }
+    })
 }
 
 /// A callback that accepts messages of an unsupported mode and says so once.
-fn ignored_once<T>(topic: &'static str, why: &'static str) -> impl Fn(T) + Send + Sync + 'static {
+fn ignored_once<T>(
+    topic: &'static str,
+    why: &'static str,
+) -> impl FnMut(T, TakenInfo<'_>) + Send + 'static {
     let logged = AtomicBool::new(false);
-    move |_: T| {
+    move |_: T, _: TakenInfo<'_>| {
         if !logged.swap(true, Ordering::Relaxed) {
             tracing::warn!("::{topic}: {why}; messages are accepted and ignored (logged once).");
         }
