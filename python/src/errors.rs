@@ -21,9 +21,11 @@ pub(crate) enum Error {
     /// A call the state does not allow (e.g. a closed client, a blacklisted method, nothing
     /// received yet).
     #[error("{0}")]
+    #[cfg_attr(not(feature = "ros"), allow(dead_code))] // raised by the client (ROS only)
     NotAvailable(String),
     /// A wait that ran out of time.
     #[error("{0}")]
+    #[cfg_attr(not(feature = "ros"), allow(dead_code))]
     TimedOut(String),
     /// Already a Python exception (a failed conversion, KeyboardInterrupt, …).
     #[error(transparent)]
@@ -54,10 +56,12 @@ impl Error {
         Error::InvalidArgument(message.into())
     }
 
+    #[cfg_attr(not(feature = "ros"), allow(dead_code))]
     pub(crate) fn not_available(message: impl Into<String>) -> Self {
         Error::NotAvailable(message.into())
     }
 
+    #[cfg_attr(not(feature = "ros"), allow(dead_code))]
     pub(crate) fn timed_out(message: impl Into<String>) -> Self {
         Error::TimedOut(message.into())
     }

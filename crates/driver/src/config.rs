@@ -182,7 +182,10 @@ impl RobotDriverGazeboConfiguration {
                     ),
                 });
             }
-            if let Some(index) = limits.iter().position(|&limit| !(limit > 0.0)) {
+            if let Some(index) = limits
+                .iter()
+                .position(|&limit| limit.is_nan() || limit <= 0.0)
+            {
                 return Err(DriverError::InvalidParameter {
                     parameter,
                     problem: format!(

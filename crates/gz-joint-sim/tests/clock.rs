@@ -133,8 +133,7 @@ fn check(rtf: f64, seen: &HashMap<String, Vec<(Instant, msgs::Clock)>>) {
         );
         // One message per 2 ms step, in order (a loaded receiver may miss some, none invented).
         for pair in list.windows(2) {
-            let step = pair[1].1.sim.unwrap().as_nanos() as i128
-                - pair[0].1.sim.unwrap().as_nanos() as i128;
+            let step = pair[1].1.sim.unwrap().as_nanos() - pair[0].1.sim.unwrap().as_nanos();
             assert!(
                 step > 0 && step % 2_000_000 == 0,
                 "{topic}: sim time step {step} ns"

@@ -446,12 +446,11 @@ impl Outbox {
                 };
                 link.received.consume(len);
                 match subscription {
-                    Some((prefix, true)) => {
-                        if !link.filters.contains(&prefix) {
-                            link.filters.push(prefix.clone());
-                            subscribed.push(prefix);
-                        }
+                    Some((prefix, true)) if !link.filters.contains(&prefix) => {
+                        link.filters.push(prefix.clone());
+                        subscribed.push(prefix);
                     }
+                    Some((_, true)) => {}
                     Some((prefix, false)) => link.filters.retain(|filter| *filter != prefix),
                     None => {}
                 }

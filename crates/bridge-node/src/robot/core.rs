@@ -6,8 +6,8 @@
 //!   new state (rate-capped to the loop's period, latest wins) and, at most once per period,
 //!   runs the robot's duties ([`Core::duties`]: the watchdog, the limits, the target's
 //!   keepalive or resending, the state's age) — all cheap checks that rarely send anything;
-//! * the executor's thread, on every target ([`Core::target_arrived`]): validates it and sends
-//!   it to Gazebo at once;
+//! * the DDS listener thread that received a target ([`Core::target_arrived`]): validates it
+//!   and sends it to Gazebo at once;
 //! * the robot's loop thread, sleeping on an [`Alarm`] set to the next instant something is
 //!   due that no message may bring: a deferred publication, the state going stale, the
 //!   watchdog's deadline, the target's keepalive, the limits' heartbeat — and, only when some
@@ -57,7 +57,7 @@ const STALE_AFTER_AT_LEAST: Duration = Duration::from_millis(50);
 /// a few timer settings a second instead of one per message.
 const ALARM_PUSH_MARGIN: Duration = Duration::from_millis(10);
 
-/// What the receive thread, the loop thread and the executor's thread share for one robot.
+/// What the receive thread, the loop thread and the DDS listener thread share for one robot.
 pub(crate) struct Core<D: RobotDriver + ?Sized> {
     pub driver: Arc<D>,
     pub config: RobotDriverRosConfiguration,
@@ -76,10 +76,10 @@ pub(crate) struct Core<D: RobotDriver + ?Sized> {
     /// Wakes the loop thread.
     pub alarm: Arc<Alarm>,
     receive_thread_prioritised: AtomicBool,
-    executor_thread_prioritised: AtomicBool,
+    listener_thread_prioritised: AtomicBool,
     /// An arrival the receive thread could not handle (the loop thread held the lock).
     pub arrival_waiting: AtomicBool,
-    /// The target logs' rate limits (the executor's thread forwards and refuses too).
+    /// The target logs' rate limits (the DDS listener thread forwards and refuses too).
     forwarding: Mutex<Forwarding>,
     pub work: Mutex<Work>,
 }
@@ -166,7 +166,7 @@ impl<D: RobotDriver + ?Sized> Core<D> {
             counters,
             alarm,
             receive_thread_prioritised: AtomicBool::new(false),
-            executor_thread_prioritised: AtomicBool::new(false),
+            listener_thread_prioritised: AtomicBool::new(false),
             arrival_waiting: AtomicBool::new(false),
             forwarding: Mutex::new(Forwarding {
                 refused_log: RateLimit::new(FAILURE_LOG_INTERVAL),
@@ -446,8 +446,8 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         if self.faulted.load(Ordering::SeqCst) {
             return; // holding still until the loop ends
         }
-        // The watchdog's lock is released before the hold is sent (the trigger callback and
-        // the diagnostics take it on the executor's thread).
+        // The watchdog's lock is released before the hold is sent (the trigger
+        // callback takes it on the DDS listener thread, the diagnostics on the executor's).
         let fault = self.watchdog.lock().check(now);
         if let Some(fault) = fault {
             self.faulted.store(true, Ordering::SeqCst);
@@ -573,22 +573,22 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         }
     }
 
-    // --- Targets (the executor's thread, and the duties) -------------------------------
+    // --- Targets (the DDS listener thread, and the duties) ------------------------------
 
     /// A target from `set/target_joint_positions` under [`TargetForwarding::OnArrival`]:
-    /// validated and sent to Gazebo now, on the executor's thread.
+    /// validated and sent to Gazebo now, on the DDS listener thread that took it.
     pub fn target_arrived(&self, target: &[f64]) {
         if self.faulted.load(Ordering::SeqCst) {
             return; // the watchdog's hold stays the target
         }
         if !self
-            .executor_thread_prioritised
+            .listener_thread_prioritised
             .swap(true, Ordering::Relaxed)
         {
             // On the command path now: the same priority as the loop and receive threads.
             realtime::apply(
                 self.config.realtime_priority,
-                "the ROS executor thread (targets forwarded on arrival)",
+                "the DDS listener thread (targets forwarded on arrival)",
             );
         }
         let now = Instant::now();
@@ -601,7 +601,7 @@ impl<D: RobotDriver + ?Sized> Core<D> {
     }
 
     /// A target from `set/target_joint_velocities` or `set/target_joint_forces`: validated
-    /// and sent to Gazebo now, on the command worker's thread; the loop's alarm is set to
+    /// and sent to Gazebo now, on the DDS listener thread that took it; the loop's alarm is set to
     /// its timeout, when zero is sent unless a newer target came.
     pub fn rate_target_arrived(&self, command: Command, target: &[f64]) {
         if self.faulted.load(Ordering::SeqCst) {
@@ -797,6 +797,55 @@ impl RateCap {
     }
 }
 
+/// The periodic statistics line: rate, overruns and lateness of the last interval.
+struct Report {
+    since: Instant,
+    periods_before: u64,
+    overruns_before: u64,
+    max_lateness: Duration,
+}
+
+impl Report {
+    fn new(now: Instant) -> Self {
+        Report {
+            since: now,
+            periods_before: 0,
+            overruns_before: 0,
+            max_lateness: Duration::ZERO,
+        }
+    }
+
+    /// Notes a period; every [`REPORT_INTERVAL`], the line to log and whether it overran.
+    fn after_period(
+        &mut self,
+        now: Instant,
+        lateness: Duration,
+        statistics: &LoopStatistics,
+    ) -> Option<(String, bool)> {
+        self.max_lateness = self.max_lateness.max(lateness);
+        let elapsed = now.saturating_duration_since(self.since);
+        if elapsed < REPORT_INTERVAL {
+            return None;
+        }
+        let periods = statistics.periods - self.periods_before;
+        let overruns = statistics.overruns - self.overruns_before;
+        let line = format!(
+            "::Control loop: {periods} periods in {:.1} s ({:.1} Hz), {overruns} overruns \
+             skipped, largest lateness {:.3} ms.",
+            elapsed.as_secs_f64(),
+            periods as f64 / elapsed.as_secs_f64(),
+            self.max_lateness.as_secs_f64() * 1e3
+        );
+        *self = Report {
+            since: now,
+            periods_before: statistics.periods,
+            overruns_before: statistics.overruns,
+            max_lateness: Duration::ZERO,
+        };
+        Some((line, overruns > 0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -893,54 +942,5 @@ mod tests {
             .map(|k| k * 2 * MS + if k % 3 == 1 { MS } else { Duration::ZERO })
             .collect();
         assert_eq!(publish(2 * MS, &arrivals), arrivals);
-    }
-}
-
-/// The periodic statistics line: rate, overruns and lateness of the last interval.
-struct Report {
-    since: Instant,
-    periods_before: u64,
-    overruns_before: u64,
-    max_lateness: Duration,
-}
-
-impl Report {
-    fn new(now: Instant) -> Self {
-        Report {
-            since: now,
-            periods_before: 0,
-            overruns_before: 0,
-            max_lateness: Duration::ZERO,
-        }
-    }
-
-    /// Notes a period; every [`REPORT_INTERVAL`], the line to log and whether it overran.
-    fn after_period(
-        &mut self,
-        now: Instant,
-        lateness: Duration,
-        statistics: &LoopStatistics,
-    ) -> Option<(String, bool)> {
-        self.max_lateness = self.max_lateness.max(lateness);
-        let elapsed = now.saturating_duration_since(self.since);
-        if elapsed < REPORT_INTERVAL {
-            return None;
-        }
-        let periods = statistics.periods - self.periods_before;
-        let overruns = statistics.overruns - self.overruns_before;
-        let line = format!(
-            "::Control loop: {periods} periods in {:.1} s ({:.1} Hz), {overruns} overruns \
-             skipped, largest lateness {:.3} ms.",
-            elapsed.as_secs_f64(),
-            periods as f64 / elapsed.as_secs_f64(),
-            self.max_lateness.as_secs_f64() * 1e3
-        );
-        *self = Report {
-            since: now,
-            periods_before: statistics.periods,
-            overruns_before: statistics.overruns,
-            max_lateness: Duration::ZERO,
-        };
-        Some((line, overruns > 0))
     }
 }

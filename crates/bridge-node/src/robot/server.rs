@@ -114,7 +114,7 @@ impl TargetMailbox {
 }
 
 /// Velocity and effort targets (`set/target_joint_velocities`, `set/target_joint_forces`):
-/// validated and sent on arrival, on the command worker's thread, whatever
+/// validated and sent on arrival, on the DDS listener thread, whatever
 /// `target_forwarding` says (a rate command is sent once; the command timeout, not a
 /// period, bounds it). Before the loop serves the robot, they are dropped with an error.
 pub(crate) struct RateTargets {

@@ -1,5 +1,5 @@
 //! The watchdog a SmartArmStack controller arms on `<robot>/set/watchdog_trigger`, as a pure
-//! state machine: [`Watchdog::trigger`] takes each message (on the executor's thread),
+//! state machine: [`Watchdog::trigger`] takes each message (on the DDS listener thread),
 //! [`Watchdog::check`] is asked once per loop period whether the robot must stop. No clock is
 //! read here, so every rule is tested with made-up times.
 //!
@@ -348,7 +348,7 @@ mod tests {
     #[test]
     fn the_deadline_is_the_first_instant_the_check_faults() {
         assert_eq!(Watchdog::new().deadline(), None);
-        for period_sec in [0.1, 0.3, 1.7, 1000.000_3] {
+        for period_sec in [0.1, 0.3, 1.7, 1_000.000_3] {
             let t0 = Instant::now();
             let mut watchdog = Watchdog::new();
             watchdog.trigger(Trigger {
