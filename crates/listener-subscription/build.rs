@@ -14,12 +14,23 @@ fn main() -> Result<(), ros_link::Error> {
         );
         std::process::exit(1);
     }
+    println!("cargo:rerun-if-changed=src/participant.cpp");
     cc::Build::new()
         .file("src/shim.c")
-        .includes(includes)
+        .includes(&includes)
         .flag_if_supported("-std=c11")
         .warnings(true)
         .compile("listener_subscription_shim");
+    cc::Build::new()
+        .cpp(true)
+        .file("src/participant.cpp")
+        .includes(&includes)
+        .flag_if_supported("-std=c++17")
+        .flag_if_supported("-Wno-deprecated-declarations")
+        .compile("listener_subscription_participant");
+    // The participant teardown calls Fast DDS and its RMW directly.
+    println!("cargo:rustc-link-lib=dylib=rmw_fastrtps_cpp");
+    println!("cargo:rustc-link-lib=dylib=fastrtps");
     ros_link::emit_listener_subscription_link_args();
     ros_link::emit_link_args()
 }

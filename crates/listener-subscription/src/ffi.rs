@@ -51,6 +51,9 @@ extern "C" {
     pub fn lsub_topic_name(subscription: *const RclSubscription) -> *const c_char;
     pub fn lsub_node_fully_qualified_name(node: *const RclNode) -> *const c_char;
     pub fn lsub_take_error_string() -> *const c_char;
+    /// src/participant.cpp: removes the participant's discovery listener, waiting at most
+    /// `timeout_sec` for callbacks in flight.
+    pub fn lsub_quiet_participant(node: *const RclNode, timeout_sec: std::ffi::c_long) -> i32;
 }
 
 /// rcl's message for the last failure on this thread, and its error state reset.

@@ -3,13 +3,23 @@
 //! With the binary linked `--wrap=rcl_node_init --wrap=rcl_node_fini`, every call rclrs makes
 //! to them arrives here first: a node is recorded once rcl initialized it and forgotten
 //! before rcl finalizes it. The real functions are looked up in the loaded librcl.
+//!
+//! The last node of a context takes its DDS participant with it, and the participant's
+//! discovery listener is removed first, with a finite wait (src/participant.cpp says why: the
+//! wheels' Fast DDS spins on the unbounded one, for seconds when a discovery callback is in
+//! flight, as it is when several processes of one domain stop together).
 
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use crate::ffi::{lsub_node_fully_qualified_name, RclNode, RclRet, RCL_RET_OK};
+use crate::ffi::{
+    lsub_node_fully_qualified_name, lsub_quiet_participant, RclNode, RclRet, RCL_RET_OK,
+};
+
+/// How long the participant's discovery callbacks in flight are waited for at teardown.
+const DISCOVERY_CALLBACKS_WAIT_SEC: std::ffi::c_long = 1;
 
 /// Nodes alive now: (fully qualified name, handle). A name given twice (rcl allows it) maps
 /// to the newest node.
@@ -87,10 +97,17 @@ pub unsafe extern "C" fn __wrap_rcl_node_fini(node: *mut RclNode) -> RclRet {
     static REAL: OnceLock<usize> = OnceLock::new();
     let fini: NodeFini = real(&REAL, c"rcl_node_fini");
     if !node.is_null() {
-        let implementation = (*node).implementation;
-        NODES
-            .lock()
-            .retain(|(_, known)| known.implementation != implementation);
+        let (implementation, context) = ((*node).implementation, (*node).context);
+        let last_of_its_context = {
+            let mut nodes = NODES.lock();
+            nodes.retain(|(_, known)| known.implementation != implementation);
+            !nodes.iter().any(|(_, known)| known.context == context)
+        };
+        if last_of_its_context {
+            // Best effort: when it cannot (another RMW, callbacks still running after the
+            // wait), rmw's own removal follows as before.
+            lsub_quiet_participant(node, DISCOVERY_CALLBACKS_WAIT_SEC);
+        }
     }
     fini(node)
 }

@@ -197,7 +197,9 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
         tracing::info!("::Connected to robot.");
         tracing::info!("::Initializing robot...");
         if let Err(err) = self.driver.initialize_with(&self.shutdown) {
-            if err.kind() == ErrorKind::Cancelled {
+            // A failure once the stop began is the stop's doing: a composite's part shared
+            // with another robot of the process is disconnected by that robot's own stop.
+            if err.kind() == ErrorKind::Cancelled || self.shutdown.is_triggered() {
                 tracing::info!("::Stopped while initializing: {err}");
                 return Ok(LoopStatistics::default());
             }
