@@ -318,7 +318,8 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         }
     }
 
-    /// Publishes the cache's latest state as `get/joint_states`.
+    /// Publishes `work.snapshot` as `get/joint_states`: the caller read it from the cache (the
+    /// receive path just did; the loop thread reads it first).
     fn publish_state(&self, work: &mut Work, now: Instant) {
         let Work {
             message,
@@ -326,7 +327,6 @@ impl<D: RobotDriver + ?Sized> Core<D> {
             failures,
             ..
         } = work;
-        self.driver.read_snapshot(snapshot);
         message.fill(snapshot, self.stamp(snapshot, failures));
         work.pending = None;
         work.state_cap.take(now);
@@ -361,6 +361,7 @@ impl<D: RobotDriver + ?Sized> Core<D> {
             self.arrived(work, now);
         }
         if work.pending.is_some_and(|by| now >= by) && !work.staleness.is_stale() {
+            self.driver.read_snapshot(&mut work.snapshot);
             self.publish_state(work, now);
         }
         let period = self.config.thread_sampling_time;
