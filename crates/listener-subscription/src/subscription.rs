@@ -1,7 +1,6 @@
 //! [`ListenerSubscription`]: creation, the listener-thread callback, teardown.
 
 use std::ffi::{c_void, CStr, CString};
-use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -49,7 +48,7 @@ type Handler<T> = Box<dyn FnMut(T, TakenInfo<'_>) + Send>;
 
 /// What the listener-thread callback reaches through its user-data pointer.
 struct Shared<T> {
-    subscription: *const RclSubscription,
+    subscription: *mut RclSubscription,
     topic: String,
     handler: Mutex<Handler<T>>,
     /// Takes that failed or handlers that panicked; each is logged once per power of two,
@@ -67,11 +66,9 @@ unsafe impl<T> Sync for Shared<T> {}
 /// Dropping it waits for a handler call in flight, then destroys the subscription.
 pub struct ListenerSubscription<T: Message> {
     shared: Box<Shared<T>>,
-    subscription: *mut RclSubscription,
     rcl_node: RclNode,
     /// Keeps the rcl node alive for as long as its subscription is.
     _node: rclrs::Node,
-    _message: PhantomData<T>,
 }
 
 // SAFETY: the rcl handles are used by this value's methods and by its drop only.
@@ -130,10 +127,8 @@ impl<T: Message> ListenerSubscription<T> {
         });
         let this = ListenerSubscription {
             shared,
-            subscription,
             rcl_node,
             _node: node.clone(),
-            _message: PhantomData,
         };
         // SAFETY: `shared` is boxed (a stable address) and outlives the registration: drop
         // removes the callback before freeing it.
@@ -162,7 +157,7 @@ impl<T: Message> ListenerSubscription<T> {
     pub fn publisher_count(&self) -> Result<usize, Error> {
         let mut count = 0;
         // SAFETY: a live subscription.
-        let ret = unsafe { ffi::lsub_publisher_count(self.subscription, &mut count) };
+        let ret = unsafe { ffi::lsub_publisher_count(self.shared.subscription, &mut count) };
         if ret != RCL_RET_OK {
             return Err(Error::Rcl {
                 operation: "counting publishers",
@@ -180,7 +175,7 @@ impl<T: Message> Drop for ListenerSubscription<T> {
         // SAFETY: the subscription and node are alive (the node through `_node`); lsub_fini
         // removes the callback (waiting for a call in flight) before destroying it, so
         // `shared` is unused once it returns.
-        let ret = unsafe { ffi::lsub_fini(self.subscription, &mut self.rcl_node) };
+        let ret = unsafe { ffi::lsub_fini(self.shared.subscription, &mut self.rcl_node) };
         if ret != RCL_RET_OK {
             tracing::error!(
                 "::Destroying the subscription on {}: rcl error {ret}: {}",
