@@ -57,11 +57,46 @@ struct Layout {
     limits: (Vec<f64>, Vec<f64>),
 }
 
+/// The parts' snapshots as last read, and the composite's own message count.
+struct Scratch {
+    parts: Vec<JointSnapshot>,
+    /// Rounds so far: one more each time every part has a newer message than at the last.
+    rounds: u64,
+    /// Each part's sequence when the last round was counted.
+    marks: Vec<u64>,
+}
+
+impl Scratch {
+    /// Counts the rounds completed since the last count: as many as the part that advanced
+    /// least advanced (two messages from every part since the last read: two rounds, one of
+    /// them never seen). A part whose count went back (its driver was reset) starts afresh.
+    fn count_rounds(&mut self) {
+        let sequences = self.parts.iter().map(|part| part.sequence);
+        if sequences.clone().zip(&self.marks).any(|(now, &mark)| now < mark) {
+            self.marks.iter_mut().zip(sequences).for_each(|(mark, now)| *mark = now);
+            return;
+        }
+        let advanced = sequences
+            .zip(&self.marks)
+            .map(|(now, mark)| now - mark)
+            .min()
+            .unwrap_or(0);
+        if advanced > 0 {
+            self.rounds += advanced;
+            for (mark, part) in self.marks.iter_mut().zip(&self.parts) {
+                *mark = part.sequence;
+            }
+        }
+    }
+}
+
 /// Several [`RobotDriver`]s as one: the parts' joints in part order. Itself a
 /// [`RobotDriver`], so any control loop runs it.
 ///
-/// * State: each part's snapshot, concatenated; velocities and efforts too. The sequence, the
-///   receive instant and the stamp are the oldest part's (the smallest sequence): a composite
+/// * State: each part's snapshot, concatenated; velocities and efforts too. The receive
+///   instant and the stamp are the oldest part's (the earliest); the sequence counts rounds in
+///   which every part sent a newer message (the parts' own counts cannot be compared: a part
+///   that started earlier or missed a message counts differently), so a composite
 ///   state is new once every part has a newer message, and staleness shows.
 /// * Targets: split by each part's joint count after a check of the total length; every part
 ///   checks its segment before any part stores one, so a composite target is applied to all
@@ -74,8 +109,8 @@ pub struct RobotDriverComposite {
     ownership: PartOwnership,
     limits_override: Option<(Vec<f64>, Vec<f64>)>,
     layout: RwLock<Option<Layout>>,
-    /// One snapshot per part, read into before copying into the caller's.
-    scratch: Mutex<Vec<JointSnapshot>>,
+    /// The parts' snapshots, read into before copying into the caller's, and the rounds.
+    scratch: Mutex<Scratch>,
     /// A target was set and not yet forwarded (used with [`PartOwnership::Shared`]).
     fresh_target: AtomicBool,
 }
@@ -98,10 +133,14 @@ impl RobotDriverComposite {
                 part.name
             )));
         }
-        let scratch = parts
-            .iter()
-            .map(|part| JointSnapshot::new(part.driver.joint_count()))
-            .collect();
+        let scratch = Scratch {
+            parts: parts
+                .iter()
+                .map(|part| JointSnapshot::new(part.driver.joint_count()))
+                .collect(),
+            rounds: 0,
+            marks: vec![0; parts.len()],
+        };
         Ok(RobotDriverComposite {
             parts,
             ownership,
@@ -266,7 +305,7 @@ impl RobotDriver for RobotDriverComposite {
         self.each_part(|part| part.driver.initialize_with(shutdown))?;
         let layout = self.layout_for_initialized_parts()?;
         let mut scratch = self.scratch.lock();
-        for (snapshot, &count) in scratch.iter_mut().zip(&layout.counts) {
+        for (snapshot, &count) in scratch.parts.iter_mut().zip(&layout.counts) {
             snapshot.resize(count);
         }
         *self.layout.write() = Some(layout);
@@ -293,15 +332,15 @@ impl RobotDriver for RobotDriverComposite {
 
     fn read_snapshot(&self, out: &mut JointSnapshot) {
         let mut scratch = self.scratch.lock();
-        for (part, snapshot) in self.parts.iter().zip(scratch.iter_mut()) {
+        let scratch = &mut *scratch;
+        for (part, snapshot) in self.parts.iter().zip(scratch.parts.iter_mut()) {
             part.driver.read_snapshot(snapshot);
         }
-        out.resize(scratch.iter().map(JointSnapshot::joint_count).sum());
-        out.sequence = u64::MAX;
-        out.received_at = scratch.first().and_then(|s| s.received_at);
-        out.sim_time = scratch.first().and_then(|s| s.sim_time);
+        out.resize(scratch.parts.iter().map(JointSnapshot::joint_count).sum());
+        out.received_at = scratch.parts.first().and_then(|s| s.received_at);
+        out.sim_time = scratch.parts.first().and_then(|s| s.sim_time);
         let mut offset = 0;
-        for snapshot in scratch.iter() {
+        for snapshot in scratch.parts.iter() {
             let range = offset..offset + snapshot.joint_count();
             out.positions[range.clone()].copy_from_slice(&snapshot.positions);
             out.velocities[range.clone()].copy_from_slice(&snapshot.velocities);
@@ -310,7 +349,6 @@ impl RobotDriver for RobotDriverComposite {
             out.limits_upper[range.clone()].copy_from_slice(&snapshot.limits_upper);
             out.last_seen[range.clone()].copy_from_slice(&snapshot.last_seen);
             offset = range.end;
-            out.sequence = out.sequence.min(snapshot.sequence);
             out.received_at = match (out.received_at, snapshot.received_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 _ => None,
@@ -324,6 +362,8 @@ impl RobotDriver for RobotDriverComposite {
                 _ => None,
             };
         }
+        scratch.count_rounds();
+        out.sequence = scratch.rounds;
     }
 
     fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError> {
@@ -440,5 +480,59 @@ impl RobotDriver for RobotDriverComposite {
                 operation: "get_joint_limits",
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(sequences: &[u64]) -> Scratch {
+        Scratch {
+            parts: sequences
+                .iter()
+                .map(|&sequence| JointSnapshot {
+                    sequence,
+                    ..JointSnapshot::new(1)
+                })
+                .collect(),
+            rounds: 0,
+            marks: vec![0; sequences.len()],
+        }
+    }
+
+    fn advance(scratch: &mut Scratch, sequences: &[u64]) -> u64 {
+        for (part, &sequence) in scratch.parts.iter_mut().zip(sequences) {
+            part.sequence = sequence;
+        }
+        scratch.count_rounds();
+        scratch.rounds
+    }
+
+    #[test]
+    fn a_round_needs_a_newer_message_from_every_part_whatever_their_own_counts() {
+        // The first part started long before the second: its count is far ahead.
+        let mut scratch = scratch(&[500, 3]);
+        scratch.count_rounds();
+        let start = scratch.rounds;
+        // Either part alone, in either order, is not a new composite state.
+        assert_eq!(advance(&mut scratch, &[501, 3]), start);
+        assert_eq!(advance(&mut scratch, &[501, 4]), start + 1);
+        assert_eq!(advance(&mut scratch, &[501, 5]), start + 1);
+        assert_eq!(advance(&mut scratch, &[502, 5]), start + 2);
+        // Two messages from each since the last read: two rounds (one never seen).
+        assert_eq!(advance(&mut scratch, &[504, 7]), start + 4);
+        // One part missed a message: the round completes when both have a newer one.
+        assert_eq!(advance(&mut scratch, &[505, 7]), start + 4);
+        assert_eq!(advance(&mut scratch, &[506, 8]), start + 5);
+    }
+
+    #[test]
+    fn a_part_whose_count_went_back_starts_afresh() {
+        let mut scratch = scratch(&[10, 10]);
+        scratch.count_rounds();
+        assert_eq!(scratch.rounds, 10);
+        assert_eq!(advance(&mut scratch, &[11, 1]), 10);
+        assert_eq!(advance(&mut scratch, &[12, 2]), 11);
     }
 }
