@@ -91,12 +91,15 @@ class Scenario:
     # reading every state and sending the targets: their CPU and the lag of their reads.
     client_readers: bool = False
     busy_threads: int = 0  # threads spinning beside the bridge (a loaded machine)
+    targets: bool = True  # False: nobody sends targets (the receive path alone, as the floors)
     env: dict | None = None  # environment of the bridge process(es) beyond the scenario's
 
 
 SCENARIOS = [
     Scenario('node_2ms', 'node, 2 ms (defaults: state on arrival, targets on arrival, limits '
              'on change)', 0.002, 'node'),
+    Scenario('node_2ms_no_targets', 'node, 2 ms, no targets sent (the per-message path alone, '
+             'as the floors)', 0.002, 'node', targets=False),
     Scenario('node_2ms_periodic', 'node, 2 ms, the original\'s contract (target and limits '
              'every period, Fast DDS defaults)', 0.002, 'node', parameters=ORIGINAL_CONTRACT,
              env=NO_DDS_PROFILE),
@@ -275,9 +278,10 @@ def plan(scenario: Scenario, bin_dir: Path, log_dir: Path) -> Plan:
             check_module()
         readers = ([(kind, 'ur3e_1') for kind in CLIENT_READERS]
                    if scenario.client_readers else [])
-        drive = not (scenario.client or readers)
+        drive = scenario.targets and not (scenario.client or readers)
         return Plan(UR3E_WORLD, [('bridge', [*bridge, *ros_args('ur3e_1', params)])], clients,
-                    [robot_spec('ur3e_1', parameters, match_by, drive=drive)], readers=readers)
+                    [robot_spec('ur3e_1', parameters, match_by, drive=drive,
+                                commands=scenario.targets)], readers=readers)
 
     if scenario.kind == 'multi_robot':
         if 'robots' not in node_help(bin_dir):

@@ -492,7 +492,8 @@ fn wait_until_flowing(
                 if recording.reports.is_empty() {
                     missing.push(format!("reports on {}/get/joint_states", robot.name));
                 }
-                if recording.targets.is_empty() {
+                // A robot nobody sends targets to (neither the monitor nor a client) has none.
+                if (robot.drive || robot.commands) && recording.targets.is_empty() {
                     missing.push(format!(
                         "targets on {}/set/target_joint_positions",
                         robot.name
