@@ -477,8 +477,20 @@ impl TeardownShared {
 mod tests {
     use super::*;
 
+    /// SIGHUP's action now (reads only).
+    fn sighup_action() -> libc::sighandler_t {
+        // SAFETY: a null new action only reads the current one.
+        unsafe {
+            let mut current: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut current);
+            current.sa_sigaction
+        }
+    }
+
     #[test]
     fn every_signal_triggers_every_token_and_handlers_come_back_when_the_last_guard_goes() {
+        // What was there before: the default, or "ignore" under nohup.
+        let before = sighup_action();
         let first = ShutdownToken::new();
         let second = ShutdownToken::new();
         let a = StopSignals::install(first.clone()).unwrap();
@@ -501,13 +513,7 @@ mod tests {
         );
         drop(b);
         assert_eq!(WAKE_FD.load(Ordering::SeqCst), -1);
-        // SAFETY: reads the current action only.
-        let handler = unsafe {
-            let mut current: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut current);
-            current.sa_sigaction
-        };
-        assert_eq!(handler, libc::SIG_DFL, "the default SIGHUP action is back");
+        assert_eq!(sighup_action(), before, "SIGHUP's previous action is back");
     }
 
     #[test]
