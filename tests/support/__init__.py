@@ -22,6 +22,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # decodes `ignition.msgs.` types only: what it reads must run on that prefix.
 IGN_TOPIC_CLI = '/usr/libexec/ignition/transport11/ign-transport-topic'
 
+# Started in the background by a shell without job control (`cmd &`, a CI wrapper), the tests
+# inherit SIGINT ignored, and an ignored signal stays ignored across exec: every child would
+# ignore the Ctrl-C the tests send. Python's own handler here gives the children the default
+# disposition, as a terminal's would (a handled signal is reset on exec).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def binary(variable: str, name: str) -> pathlib.Path:
     """The binary `name` of target/release, or the path in environment variable `variable`
