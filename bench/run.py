@@ -109,6 +109,9 @@ SCENARIOS = [
              'node', client=True),
     Scenario('node_2ms_clients', 'node, 2 ms, rclpy client vs RobotDriverClient (each reads '
              'every state, sends 100 Hz targets)', 0.002, 'node', client_readers=True),
+    Scenario('node_2ms_clients_rt', 'node, 2 ms, the two controllers, the node at the '
+             'controllers\' real-time priority (realtime_priority 10)', 0.002, 'node',
+             client_readers=True, parameters={'realtime_priority': 10}),
     Scenario('node_1ms', 'node, 1 ms', 0.001, 'node'),
     Scenario('node_2ms_loaded', 'node, 2 ms, two busy threads beside it', 0.002, 'node',
              busy_threads=2),
@@ -630,8 +633,8 @@ def evaluate_targets(scenarios: dict) -> list[dict]:
 
     node_cpu = value('node_2ms', 'cpu_percent')
 
-    def client_figure(kind, key):
-        entry = scenarios.get('node_2ms_clients') or {}
+    def client_figure(kind, key, scenario='node_2ms_clients'):
+        entry = scenarios.get(scenario) or {}
         return (entry.get('client_comparison') or {}).get(f'client_{kind}', {}).get(key)
 
     gil, node = value('python_2ms_gil', 'lag_p99_ms'), value('node_2ms', 'lag_p99_ms')
@@ -678,6 +681,16 @@ def evaluate_targets(scenarios: dict) -> list[dict]:
         limit('RobotDriverClient reads: exact lag p99 ≤ the rclpy subscriber\'s',
               'node_2ms_clients', ratio(client_figure('module', 'lag_p99_ms'),
                                         client_figure('rclpy', 'lag_p99_ms')), 1.0, 'ratio'),
+        # The same with the node at the controllers' priority: neither client then preempts
+        # the node inside its write (README, "Controllers").
+        limit('RobotDriverClient CPU ≤ 1/5 of the rclpy client\'s (node at the controllers\' '
+              'priority)', 'node_2ms_clients_rt',
+              ratio(client_figure('module', 'cpu_percent', 'node_2ms_clients_rt'),
+                    client_figure('rclpy', 'cpu_percent', 'node_2ms_clients_rt')), 0.2, 'ratio'),
+        limit('RobotDriverClient reads: exact lag p99 ≤ the rclpy subscriber\'s (node at the '
+              'controllers\' priority)', 'node_2ms_clients_rt',
+              ratio(client_figure('module', 'lag_p99_ms', 'node_2ms_clients_rt'),
+                    client_figure('rclpy', 'lag_p99_ms', 'node_2ms_clients_rt')), 1.0, 'ratio'),
     ]
 
 
