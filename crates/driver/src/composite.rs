@@ -71,17 +71,17 @@ impl Scratch {
     /// least advanced (two messages from every part since the last read: two rounds, one of
     /// them never seen). A part whose count went back (its driver was reset) starts afresh.
     fn count_rounds(&mut self) {
-        let sequences = self.parts.iter().map(|part| part.sequence);
-        if sequences.clone().zip(&self.marks).any(|(now, &mark)| now < mark) {
-            self.marks.iter_mut().zip(sequences).for_each(|(mark, now)| *mark = now);
-            return;
-        }
-        let advanced = sequences
-            .zip(&self.marks)
-            .map(|(now, mark)| now - mark)
-            .min()
-            .unwrap_or(0);
-        if advanced > 0 {
+        let pairs = || self.parts.iter().zip(&self.marks);
+        let went_back = pairs().any(|(part, &mark)| part.sequence < mark);
+        let advanced = if went_back {
+            0
+        } else {
+            pairs()
+                .map(|(part, &mark)| part.sequence - mark)
+                .min()
+                .unwrap_or(0)
+        };
+        if went_back || advanced > 0 {
             self.rounds += advanced;
             for (mark, part) in self.marks.iter_mut().zip(&self.parts) {
                 *mark = part.sequence;
