@@ -148,10 +148,20 @@ def test_states_and_limits_are_read_as_the_bridge_publishes_them(client, observe
     with pytest.raises(RuntimeError, match=f'{PREFIX}/get/home_states'):
         client.get_home_states()
 
-    # One read is one bridge message: same stamp (Gazebo's sim time), same values.
-    state = client.snapshot()
-    observer.wait_for(lambda: any(_stamp_ns(m) == state['stamp_ns'] for m in states),
-                      10, 'the observer to receive the state the client read')
+    # One read is one bridge message: same stamp (Gazebo's sim time), same values. The bridge's
+    # writer keeps only its last sample (KeepLast 1), so a Python observer on two busy cores can
+    # miss the one state a read saw: read again until the observer holds the state read.
+    read = {}
+
+    def observer_holds_a_state_read():
+        if read and any(_stamp_ns(m) == read['state']['stamp_ns'] for m in states):
+            return True
+        read['state'] = client.snapshot()
+        return False
+
+    observer.wait_for(observer_holds_a_state_read, 10,
+                      'the observer to receive a state the client read')
+    state = read['state']
     published = next(m for m in states if _stamp_ns(m) == state['stamp_ns'])
     assert state['positions'].tolist() == list(published.position)
     assert state['velocities'].tolist() == list(published.velocity)
