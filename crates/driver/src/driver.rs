@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use gz_transport::msgs::{Double, Model};
 use gz_transport::{
-    GzMessage, MessageInfo, Node, NodeOptions, Publisher, RawPublisher, Subscription,
+    Delivery, GzMessage, MessageInfo, Node, NodeOptions, Publisher, RawPublisher, Subscription,
 };
 use parking_lot::{Mutex, RwLock};
 
@@ -252,10 +252,13 @@ impl RobotDriverGazebo {
             self.foreign_joint_states.clone(),
         );
         let listeners = self.listeners.clone();
+        // The newest state of each read: a receive thread held back (a busy machine, many
+        // robots) catches up at once instead of publishing a backlog of old states late.
         let joint_states = self
             .node
-            .subscribe(
+            .subscribe_with(
                 &self.config.joint_states_topic,
+                Delivery::Latest,
                 move |model: Model, info: &MessageInfo| {
                     let now = Instant::now();
                     if source.admit(&info.publisher_address, now)

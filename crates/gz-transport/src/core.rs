@@ -44,7 +44,23 @@ pub(crate) struct SubEntry {
     pub id: u64,
     /// `None` accepts any type (raw subscription).
     pub type_name: Option<String>,
+    pub delivery: Delivery,
     pub callback: Arc<Mutex<Callback>>,
+}
+
+/// Which of a topic's messages a subscription's callback gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Delivery {
+    /// Every message, in order.
+    #[default]
+    Every,
+    /// Of the messages on the topic that one read from a publisher's connection brought, only
+    /// the newest: older ones queued behind it are skipped (and counted in
+    /// [`TransportStats::messages_superseded`](crate::TransportStats)). Nothing is skipped while
+    /// the receive thread keeps up (each read then brings one message per topic); when it was
+    /// held back, it catches up at once instead of working through the backlog — for a
+    /// subscriber that wants the current state, not every state.
+    Latest,
 }
 
 impl SubEntry {
@@ -106,6 +122,7 @@ pub(crate) struct Counters {
     pub discovery_received: AtomicU64,
     pub discovery_dropped: AtomicU64,
     pub messages_received: AtomicU64,
+    pub messages_superseded: AtomicU64,
     pub messages_dropped: AtomicU64,
     pub type_mismatches: AtomicU64,
     pub decode_errors: AtomicU64,
@@ -406,13 +423,20 @@ impl Core {
         self.wait_until(timeout, |st| self.has_subscribers_locked(st, fqn))
     }
 
-    pub fn subscribe(&self, fqn: &str, type_name: Option<String>, callback: Callback) -> u64 {
+    pub fn subscribe(
+        &self,
+        fqn: &str,
+        type_name: Option<String>,
+        delivery: Delivery,
+        callback: Callback,
+    ) -> u64 {
         let mut st = self.state.lock();
         let id = st.next_id;
         st.next_id += 1;
         let entry = SubEntry {
             id,
             type_name,
+            delivery,
             callback: Arc::new(Mutex::new(callback)),
         };
         let first = !st.subs.contains_key(fqn);
@@ -979,6 +1003,7 @@ impl Core {
             discovery_received: get(&c.discovery_received),
             discovery_dropped: get(&c.discovery_dropped),
             messages_received: get(&c.messages_received),
+            messages_superseded: get(&c.messages_superseded),
             messages_dropped: get(&c.messages_dropped),
             type_mismatches: get(&c.type_mismatches),
             decode_errors: get(&c.decode_errors),

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
 
-use crate::core::{bump, Command, Core};
+use crate::core::{bump, Command, Core, Delivery};
 use crate::wire::DataMessage;
 use crate::zmtp::{self, ZmtpError, GREETING_LEN};
 
@@ -501,6 +501,8 @@ struct Connection {
     connected: bool,
     handshake: Handshake,
     received: ReceiveBuffer,
+    /// The messages of the current read (reused).
+    batch: Vec<Found>,
     queue: SendQueue,
 }
 
@@ -584,6 +586,7 @@ impl Inbox {
                         connected: false,
                         handshake: Handshake::Greeting,
                         received: ReceiveBuffer::new(),
+                        batch: Vec::new(),
                         queue,
                     });
                 }
@@ -694,55 +697,104 @@ fn service_connection(
     Ok(())
 }
 
-/// Delivers every complete message in the connection's buffer, answers its PINGs.
+/// Delivers every complete message in the connection's buffer, in order, and answers its
+/// PINGs. All of them are found first, so that a message followed in the same read by a newer
+/// one on its topic is known as superseded ([`Delivery::Latest`] subscriptions skip it).
 fn deliver_all(connection: &mut Connection, core: &Core, address: &str) -> Result<(), String> {
     if connection.handshake != Handshake::Done {
         return Ok(());
     }
+    let data = connection.received.data();
+    let batch = &mut connection.batch;
+    batch.clear();
+    let mut at = 0;
+    while let Some(found) = next_message(data, at, &mut connection.queue.bytes)? {
+        at = found.end;
+        batch.push(found);
+    }
+    if batch.len() > 1 {
+        let mut newer: Vec<&[u8]> = Vec::new();
+        for found in batch.iter_mut().rev().filter(|found| found.count > 0) {
+            let (start, end) = found.frames[0];
+            let topic = &data[start..end];
+            if newer.contains(&topic) {
+                found.superseded = true;
+            } else {
+                newer.push(topic);
+            }
+        }
+    }
+    for found in batch.iter().filter(|found| found.count > 0) {
+        let frames = found.frames.map(|(start, end)| &data[start..end]);
+        deliver(
+            core,
+            &frames[..found.count.min(4)],
+            found.count,
+            address,
+            found.superseded,
+        );
+    }
+    connection.received.consume(at);
+    Ok(())
+}
+
+/// A complete message (or a command between messages) found in a connection's buffer.
+#[derive(Clone, Copy, Debug)]
+struct Found {
+    /// Where it ends in the buffer's data.
+    end: usize,
+    /// Its first four frames' bodies, as ranges of the buffer's data.
+    frames: [(usize, usize); 4],
+    /// How many frames it had (gz-transport's have four; more are counted, not kept); zero
+    /// for a command.
+    count: usize,
+    /// A newer message on the same topic follows it in the buffer.
+    superseded: bool,
+}
+
+/// The message starting at `data[at..]`, `None` while it is incomplete; a PING is answered into
+/// `pong`.
+fn next_message(data: &[u8], at: usize, pong: &mut Vec<u8>) -> Result<Option<Found>, String> {
+    let mut found = Found {
+        end: at,
+        frames: [(0, 0); 4],
+        count: 0,
+        superseded: false,
+    };
     loop {
-        // gz-transport's messages have four frames; more are counted, not kept.
-        let mut frames: [&[u8]; 4] = [&[]; 4];
-        let mut count = 0;
-        let data = connection.received.data();
-        let mut at = 0;
-        let complete = loop {
-            let Some((frame, len)) = zmtp::decode_frame(&data[at..]).map_err(|e| e.to_string())?
-            else {
-                break false;
-            };
-            at += len;
-            if frame.command {
-                if let zmtp::Command::Ping { context } =
-                    zmtp::decode_command(frame.body).map_err(|e| e.to_string())?
-                {
-                    zmtp::encode_pong(&mut connection.queue.bytes, context);
-                }
-                if count == 0 {
-                    break true; // a command between messages: taken on its own
-                }
-                return Err("a command inside a multipart message".into());
-            }
-            if let Some(slot) = frames.get_mut(count) {
-                *slot = frame.body;
-            }
-            count += 1;
-            if !frame.more {
-                break true;
-            }
+        let Some((frame, len)) =
+            zmtp::decode_frame(&data[found.end..]).map_err(|e| e.to_string())?
+        else {
+            return Ok(None);
         };
-        if !complete {
-            return Ok(());
+        // The body is the frame's tail.
+        let body_end = found.end + len;
+        let body = (body_end - frame.body.len(), body_end);
+        found.end = body_end;
+        if frame.command {
+            if let zmtp::Command::Ping { context } =
+                zmtp::decode_command(frame.body).map_err(|e| e.to_string())?
+            {
+                zmtp::encode_pong(pong, context);
+            }
+            if found.count == 0 {
+                return Ok(Some(found)); // a command between messages: taken on its own
+            }
+            return Err("a command inside a multipart message".into());
         }
-        if count > 0 {
-            deliver(core, &frames[..count.min(4)], count, address);
+        if let Some(slot) = found.frames.get_mut(found.count) {
+            *slot = body;
         }
-        connection.received.consume(at);
+        found.count += 1;
+        if !frame.more {
+            return Ok(Some(found));
+        }
     }
 }
 
 /// Hands one received message (`count` frames, the first four in `frames`) to the
 /// subscriptions of its topic.
-fn deliver(core: &Core, frames: &[&[u8]], count: usize, sender: &str) {
+fn deliver(core: &Core, frames: &[&[u8]], count: usize, sender: &str, superseded: bool) {
     let decoded = if count == frames.len() {
         DataMessage::decode(frames)
     } else {
@@ -763,6 +815,10 @@ fn deliver(core: &Core, frames: &[&[u8]], count: usize, sender: &str) {
     bump(&core.counters.messages_received);
     let info = core.message_info(&msg);
     for entry in entries.iter() {
+        if superseded && entry.delivery == Delivery::Latest {
+            bump(&core.counters.messages_superseded);
+            continue;
+        }
         if !entry.accepts(msg.type_name) {
             bump(&core.counters.type_mismatches);
             let why = format!(

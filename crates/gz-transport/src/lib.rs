@@ -81,6 +81,7 @@ mod hostile_tests;
 #[cfg(test)]
 mod peer_tests;
 
+pub use crate::core::Delivery;
 pub use error::Error;
 pub use msgs::{GzMessage, MsgsPrefix};
 pub use node::{

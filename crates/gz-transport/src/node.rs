@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::core::{Callback, Core};
+use crate::core::{Callback, Core, Delivery};
 use crate::io::{self, Outbox};
 use crate::msgs::{GzMessage, MsgsPrefix};
 use crate::net::DiscoverySockets;
@@ -103,6 +103,9 @@ pub struct TransportStats {
     pub discovery_dropped: u64,
     /// Data messages received on a subscribed topic.
     pub messages_received: u64,
+    /// Messages a [`Delivery::Latest`] subscription skipped: a newer one on the same topic came
+    /// in the same read.
+    pub messages_superseded: u64,
     /// Data messages dropped because their frames were malformed.
     pub messages_dropped: u64,
     /// Deliveries skipped because the wire type differs from a typed subscription's type.
@@ -265,7 +268,22 @@ impl Node {
     /// Subscribe with a type check: messages whose wire type name is not
     /// `prefix + M::SHORT_NAME` are dropped (and counted), as C++ typed subscribers do.
     /// The callback runs on the transport's receive thread.
-    pub fn subscribe<M, F>(&self, topic: &str, mut callback: F) -> Result<Subscription, Error>
+    pub fn subscribe<M, F>(&self, topic: &str, callback: F) -> Result<Subscription, Error>
+    where
+        M: GzMessage,
+        F: FnMut(M, &MessageInfo) + Send + 'static,
+    {
+        self.subscribe_with(topic, Delivery::Every, callback)
+    }
+
+    /// [`subscribe`](Self::subscribe) with a choice of which messages the callback gets
+    /// ([`Delivery::Latest`]: the newest of each read, for a subscriber of states).
+    pub fn subscribe_with<M, F>(
+        &self,
+        topic: &str,
+        delivery: Delivery,
+        mut callback: F,
+    ) -> Result<Subscription, Error>
     where
         M: GzMessage,
         F: FnMut(M, &MessageInfo) + Send + 'static,
@@ -278,7 +296,7 @@ impl Node {
             }
             Err(_) => false,
         });
-        self.subscribe_inner(topic, Some(type_name), decode)
+        self.subscribe_inner(topic, Some(type_name), delivery, decode)
     }
 
     /// Subscribe to any type; the callback gets the raw protobuf bytes.
@@ -289,6 +307,7 @@ impl Node {
         self.subscribe_inner(
             topic,
             None,
+            Delivery::Every,
             Box::new(move |bytes, info| {
                 callback(bytes, info);
                 true
@@ -300,10 +319,11 @@ impl Node {
         &self,
         topic: &str,
         type_name: Option<String>,
+        delivery: Delivery,
         callback: Callback,
     ) -> Result<Subscription, Error> {
         let (_, fqn) = self.fqn(topic)?;
-        let id = self.core().subscribe(&fqn, type_name, callback);
+        let id = self.core().subscribe(&fqn, type_name, delivery, callback);
         Ok(Subscription {
             handle: self.handle.clone(),
             fqn,

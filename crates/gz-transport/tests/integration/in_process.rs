@@ -3,7 +3,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gz_transport::msgs::{Double, Model};
-use gz_transport::{Error, MessageInfo, MsgsPrefix, Node, Subscription};
+use gz_transport::{Delivery, Error, MessageInfo, MsgsPrefix, Node, Subscription};
 
 use crate::support::{eventually, inbox, node, partition, Inbox, PATIENCE};
 
@@ -340,4 +340,53 @@ fn the_last_message_before_a_publisher_leaves_is_delivered() {
         );
         got.lock().unwrap().clear();
     }
+}
+
+/// A `Delivery::Latest` subscription held back (its callback busy) while messages queue up
+/// gets, of what then arrives in one read, only the newest per topic; a plain subscription on
+/// the same topic in the same node still gets every message, in order, and the skipped ones
+/// are counted.
+#[test]
+fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
+    let p = partition("latest");
+    let sub_node = node(&p, MsgsPrefix::Gz);
+    let latest = inbox::<f64>();
+    let (sink, busy_once) = (latest.clone(), Arc::new(AtomicUsize::new(0)));
+    let _latest = sub_node
+        .subscribe_with(
+            "/state",
+            Delivery::Latest,
+            move |m: Double, info: &MessageInfo| {
+                sink.lock().unwrap().push((m.data, info.clone()));
+                // The first message holds the receive thread while the rest queue up.
+                if busy_once.fetch_add(1, Ordering::SeqCst) == 0 {
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+            },
+        )
+        .unwrap();
+    let (_every, every) = doubles_on(&sub_node, "/state");
+    let pub_node = node(&p, MsgsPrefix::Gz);
+    let publisher = pub_node.advertise::<Double>("/state").unwrap();
+    assert!(publisher.wait_for_subscribers(PATIENCE));
+    publisher.publish(&double(0.0)).unwrap();
+    assert!(eventually(PATIENCE, || !latest.lock().unwrap().is_empty()));
+    for value in 1..=9 {
+        publisher.publish(&double(f64::from(value))).unwrap();
+    }
+    assert!(eventually(PATIENCE, || every.lock().unwrap().len() == 10));
+    let values = |got: &Inbox<f64>| {
+        got.lock()
+            .unwrap()
+            .iter()
+            .map(|(v, _)| *v)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(values(&every), (0..=9).map(f64::from).collect::<Vec<_>>());
+    assert_eq!(
+        values(&latest),
+        vec![0.0, 9.0],
+        "the newest of the backlog only"
+    );
+    assert_eq!(sub_node.stats().messages_superseded, 8);
 }
