@@ -501,8 +501,10 @@ struct Connection {
     connected: bool,
     handshake: Handshake,
     received: ReceiveBuffer,
-    /// The messages of the current read (reused).
+    /// The messages of the current read, and the topics seen while marking the superseded
+    /// ones (both reused: a read allocates nothing).
     batch: Vec<Found>,
+    newer_topics: Vec<(usize, usize)>,
     queue: SendQueue,
 }
 
@@ -587,6 +589,7 @@ impl Inbox {
                         handshake: Handshake::Greeting,
                         received: ReceiveBuffer::new(),
                         batch: Vec::new(),
+                        newer_topics: Vec::new(),
                         queue,
                     });
                 }
@@ -713,14 +716,16 @@ fn deliver_all(connection: &mut Connection, core: &Core, address: &str) -> Resul
         batch.push(found);
     }
     if batch.len() > 1 {
-        let mut newer: Vec<&[u8]> = Vec::new();
+        // The topics of the messages after this one (as ranges of `data`: the list is kept).
+        let newer = &mut connection.newer_topics;
+        newer.clear();
         for found in batch.iter_mut().rev().filter(|found| found.count > 0) {
             let (start, end) = found.frames[0];
             let topic = &data[start..end];
-            if newer.contains(&topic) {
+            if newer.iter().any(|&(s, e)| &data[s..e] == topic) {
                 found.superseded = true;
             } else {
-                newer.push(topic);
+                newer.push((start, end));
             }
         }
     }
@@ -813,6 +818,17 @@ fn deliver(core: &Core, frames: &[&[u8]], count: usize, sender: &str, superseded
         return;
     };
     bump(&core.counters.messages_received);
+    if superseded
+        && entries
+            .iter()
+            .all(|entry| entry.delivery == Delivery::Latest)
+    {
+        // Nobody takes it: not even its MessageInfo is made.
+        for _ in entries.iter() {
+            bump(&core.counters.messages_superseded);
+        }
+        return;
+    }
     let info = core.message_info(&msg);
     for entry in entries.iter() {
         if superseded && entry.delivery == Delivery::Latest {
