@@ -8,6 +8,10 @@ Arguments:
                         (default)
                true  -> one process, longboy_robots: both robots and the composite, which
                         reads the robots' joint states directly (no DDS hop)
+  use_sim_time   true -> every node's stamps are ROS /clock time (default: false)
+  publish_clock  true -> Gazebo's clock on ROS /clock, published once: by r820_sim, or by
+                        longboy_robots in one process (default: false)
+  Both override the config file's values of the same name.
 
 Either way the topics are /r820_sim/..., /ur3e_sim/... and /longboy_sim/... (13 joints, the
 R820's first). Gazebo runs separately, e.g. `gz sim -s -r longboy_world.sdf`.
@@ -34,13 +38,21 @@ def generate_launch_description():
     default_config = os.path.join(get_package_share_directory(PACKAGE), "config", "longboy.yaml")
     config_file = LaunchConfiguration("config_file")
     in_process = LaunchConfiguration("in_process")
+    use_sim_time = LaunchConfiguration("use_sim_time")
+    publish_clock = LaunchConfiguration("publish_clock")
 
-    def node(executable, name, condition):
+    def node(executable, name, condition, clock=None):
+        # After the config file, so that they override it (launch_ros reads "true"/"false" as
+        # bools). One /clock publisher (`clock`): the composer has no such parameter, and the
+        # second bridge leaves it to the first.
+        overrides = {"use_sim_time": use_sim_time}
+        if clock is not None:
+            overrides["publish_clock"] = clock
         return Node(
             package=PACKAGE,
             executable=executable,
             name=name,
-            parameters=[config_file],
+            parameters=[config_file, overrides],
             output="screen",
             emulate_tty=True,
             condition=condition,
@@ -61,9 +73,21 @@ def generate_launch_description():
                 description="true: one process composing in memory; false: three processes "
                 "composing over ROS topics.",
             ),
-            node(BRIDGE, "r820_sim", UnlessCondition(in_process)),
+            DeclareLaunchArgument(
+                "use_sim_time",
+                default_value="false",
+                choices=["true", "false"],
+                description="true: every node's stamps are ROS /clock time.",
+            ),
+            DeclareLaunchArgument(
+                "publish_clock",
+                default_value="false",
+                choices=["true", "false"],
+                description="true: Gazebo's clock published on ROS /clock (once).",
+            ),
+            node(BRIDGE, "r820_sim", UnlessCondition(in_process), publish_clock),
             node(BRIDGE, "ur3e_sim", UnlessCondition(in_process)),
             node(COMPOSER, "longboy_sim", UnlessCondition(in_process)),
-            node(BRIDGE, "longboy_robots", IfCondition(in_process)),
+            node(BRIDGE, "longboy_robots", IfCondition(in_process), publish_clock),
         ]
     )

@@ -7,9 +7,14 @@ Arguments:
   implementation  cpp    -> the native node sas_robot_driver_ros_gazebo_node (default)
                   python -> the script sas_robot_driver_ros_gazebo.py, which runs the same
                             Rust driver and loop through the Python module
+  use_sim_time    true -> the node's stamps are ROS /clock time (default: false)
+  publish_clock   true -> the node publishes Gazebo's clock on ROS /clock, so no
+                          ros_gz_bridge is needed for use_sim_time (default: false)
+  Both override the config file's values of the same name.
 
-Example:
+Examples:
   ros2 launch sas_robot_driver_gazebo robot_driver_server_launch.py name:=ur3e_1 implementation:=python
+  ros2 launch sas_robot_driver_gazebo robot_driver_server_launch.py publish_clock:=true use_sim_time:=true
 """
 
 import os
@@ -29,6 +34,14 @@ def generate_launch_description():
     name = LaunchConfiguration("name")
     config_file = LaunchConfiguration("config_file")
     implementation = LaunchConfiguration("implementation")
+    # After the config file, so that they override it (launch_ros reads "true"/"false" as bools).
+    parameters = [
+        config_file,
+        {
+            "use_sim_time": LaunchConfiguration("use_sim_time"),
+            "publish_clock": LaunchConfiguration("publish_clock"),
+        },
+    ]
 
     return LaunchDescription(
         [
@@ -48,11 +61,23 @@ def generate_launch_description():
                 choices=["cpp", "python"],
                 description="cpp: native node; python: the script through the Python module.",
             ),
+            DeclareLaunchArgument(
+                "use_sim_time",
+                default_value="false",
+                choices=["true", "false"],
+                description="true: the node's stamps are ROS /clock time.",
+            ),
+            DeclareLaunchArgument(
+                "publish_clock",
+                default_value="false",
+                choices=["true", "false"],
+                description="true: Gazebo's clock published on ROS /clock by the node.",
+            ),
             Node(
                 package=PACKAGE,
                 executable="sas_robot_driver_ros_gazebo_node",
                 name=name,
-                parameters=[config_file],
+                parameters=parameters,
                 output="screen",
                 emulate_tty=True,
                 condition=IfCondition(EqualsSubstitution(implementation, "cpp")),
@@ -61,7 +86,7 @@ def generate_launch_description():
                 package=PACKAGE,
                 executable="sas_robot_driver_ros_gazebo.py",
                 name=name,
-                parameters=[config_file],
+                parameters=parameters,
                 output="screen",
                 emulate_tty=True,
                 condition=IfCondition(EqualsSubstitution(implementation, "python")),

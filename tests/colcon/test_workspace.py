@@ -200,7 +200,8 @@ def test_the_launch_files_use_only_jazzys_launch_api_and_installed_executables(n
 def test_robot_driver_server_launch_keeps_the_originals_arguments():
     tree = launch_file('robot_driver_server_launch.py')
     arguments = declared_arguments(tree)
-    assert set(arguments) == {'name', 'config_file', 'implementation'}
+    assert set(arguments) == {'name', 'config_file', 'implementation', 'use_sim_time',
+                              'publish_clock'}
     assert arguments['name'][0] == 'ur3e_1'
     assert arguments['config_file'][0] == 'default_config'
     default_config = next(n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
@@ -211,3 +212,64 @@ def test_robot_driver_server_launch_keeps_the_originals_arguments():
     conditions = [ast.unparse(keywords(c)['condition']) for c in calls(tree, 'Node')]
     assert conditions == ["IfCondition(EqualsSubstitution(implementation, 'cpp'))",
                           "IfCondition(EqualsSubstitution(implementation, 'python'))"]
+
+
+def parameter_overrides(tree) -> list[dict]:
+    """The dict literals among the launch file's parameters: name -> source of the value."""
+    return [{ast.literal_eval(k): ast.unparse(v) for k, v in zip(d.keys, d.values)}
+            for d in ast.walk(tree) if isinstance(d, ast.Dict)
+            and all(isinstance(k, ast.Constant) for k in d.keys) and d.keys]
+
+
+def test_the_launch_files_pass_use_sim_time_and_publish_clock_after_the_config_file():
+    """Both launch files declare the two arguments ("false" by default) and hand them to the
+    nodes in a dict after the config file, which launch_ros turns into a second params file
+    (the next test runs the installed node with such a file)."""
+    server = launch_file('robot_driver_server_launch.py')
+    arguments = declared_arguments(server)
+    for name in ('use_sim_time', 'publish_clock'):
+        assert arguments[name] == ('false', ['true', 'false'])
+    assert parameter_overrides(server) == [{
+        'use_sim_time': "LaunchConfiguration('use_sim_time')",
+        'publish_clock': "LaunchConfiguration('publish_clock')"}]
+    longboy = launch_file('longboy_launch.py')
+    arguments = declared_arguments(longboy)
+    for name in ('use_sim_time', 'publish_clock'):
+        assert arguments[name] == ('false', ['true', 'false'])
+    # One /clock publisher whichever way the robot is composed.
+    clocks = [ast.unparse(c.args[1]) for c in calls(longboy, 'node') if len(c.args) > 3]
+    assert clocks == ["'r820_sim'", "'longboy_robots'"]
+
+
+@pytest.mark.parametrize('program', ['sas_robot_driver_ros_gazebo_node',
+                                     'sas_robot_driver_ros_gazebo.py'])
+def test_the_installed_bridge_takes_sim_time_from_a_launch_params_file(world, program, tmp_path):
+    """`ros2 launch … publish_clock:=true use_sim_time:=true`: launch_ros writes the dict
+    after the config file as a params file of its own, keyed by the node's full name, with
+    the arguments read as YAML (bools). The installed node then publishes Gazebo's clock on
+    /clock and stamps its joint states with it."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from rosgraph_msgs.msg import Clock
+
+    # ClockQoS, as every use_sim_time subscriber asks for it (best effort, volatile).
+    clock_qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
+                           durability=DurabilityPolicy.VOLATILE)
+
+    overrides = tmp_path / 'launch_params.yaml'
+    overrides.write_text("/ur3e_1:\n  ros__parameters:\n    publish_clock: true\n"
+                         "    use_sim_time: true\n")
+    world.sim()
+    bridge = world.start([executable(program), '--ros-args', '-r', '__node:=ur3e_1',
+                          '--params-file', SHARE / 'config' / 'config.yaml',
+                          '--params-file', overrides])
+    clocks = []
+    world.node.create_subscription(Clock, '/clock', clocks.append, clock_qos)
+    states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
+    world.wait_for(lambda: len(clocks) > 10 and len(states) > 10, START_S,
+                   f'/clock and joint states from {program}')
+    sim_now = clocks[-1].clock.sec + clocks[-1].clock.nanosec * 1e-9
+    stamp = states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9
+    # Sim time started with the simulator (seconds), not the wall clock (decades).
+    assert sim_now < 3600, f'/clock at {sim_now} s is not the simulator\'s time'
+    assert abs(stamp - sim_now) < 1.0, f'joint states stamped {stamp} s, /clock {sim_now} s'
+    assert bridge.proc.poll() is None, bridge.output()
