@@ -711,10 +711,17 @@ fn deliver_all(connection: &mut Connection, core: &Core, address: &str) -> Resul
     let batch = &mut connection.batch;
     batch.clear();
     let mut at = 0;
-    while let Some(found) = next_message(data, at, &mut connection.queue.bytes)? {
-        at = found.end;
-        batch.push(found);
-    }
+    // A malformed message closes the connection, after the complete ones before it.
+    let outcome = loop {
+        match next_message(data, at, &mut connection.queue.bytes) {
+            Ok(Some(found)) => {
+                at = found.end;
+                batch.push(found);
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
     if batch.len() > 1 {
         // The topics of the messages after this one (as ranges of `data`: the list is kept).
         let newer = &mut connection.newer_topics;
@@ -740,7 +747,7 @@ fn deliver_all(connection: &mut Connection, core: &Core, address: &str) -> Resul
         );
     }
     connection.received.consume(at);
-    Ok(())
+    outcome
 }
 
 /// A complete message (or a command between messages) found in a connection's buffer.
