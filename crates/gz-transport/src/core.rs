@@ -57,8 +57,9 @@ pub enum Delivery {
     /// Of the messages on the topic that one read from a publisher's connection brought, only
     /// the newest: older ones queued behind it are skipped (and counted in
     /// [`TransportStats::messages_superseded`](crate::TransportStats)). Nothing is skipped while
-    /// the receive thread keeps up (each read then brings one message per topic); when it was
-    /// held back, it catches up at once instead of working through the backlog — for a
+    /// messages arrive apart and the receive thread keeps up (each read then brings one message
+    /// per topic); when it was held back, it catches up at once instead of working through the
+    /// backlog, and of a burst the publisher sent at once only the newest is taken — for a
     /// subscriber that wants the current state, not every state.
     Latest,
 }
