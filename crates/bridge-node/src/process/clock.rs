@@ -123,12 +123,7 @@ impl ClockBridge {
         let topic = parameters.gazebo_clock_topic.clone();
         let mut republisher = Republisher::new(publisher, topic.clone(), realtime_priority);
         let subscription = transport
-            // The newest clock of each read: ROS time must not trail behind a backlog.
-            .subscribe_with::<GzClock, _>(
-                &topic,
-                gz_transport::Delivery::Latest,
-                move |clock, _| republisher.receive(&clock),
-            )
+            .subscribe::<GzClock, _>(&topic, move |clock, _| republisher.receive(&clock))
             .map_err(|source| match source {
                 gz_transport::Error::InvalidTopic { .. } => {
                     BridgeError::Parameter(ParameterError::Invalid {
