@@ -107,7 +107,7 @@ fn receiver() -> (Arc<JointStateCache>, ModelReceiver) {
 
 fn snapshot_read(c: &mut Criterion) {
     let (cache, mut receiver) = receiver();
-    receiver.receive(&joint_state_message(), Instant::now());
+    receiver.receive(&joint_state_message(), Instant::now(), 0);
     let mut out = JointSnapshot::new(UR3E_JOINTS.len());
     c.bench_function("snapshot_read/ur3e_6", |b| {
         b.iter(|| {
@@ -124,11 +124,11 @@ fn receive_cpu(c: &mut Criterion) {
     c.bench_function("receive_cpu/decode_and_write/ur3e_6", |b| {
         b.iter(|| {
             let model = Model::decode(black_box(bytes.as_slice())).unwrap();
-            receiver.receive(&model, Instant::now())
+            receiver.receive(&model, Instant::now(), 0)
         })
     });
     c.bench_function("receive_cpu/write_only/ur3e_6", |b| {
-        b.iter(|| receiver.receive(black_box(&model), Instant::now()))
+        b.iter(|| receiver.receive(black_box(&model), Instant::now(), 0))
     });
 }
 
@@ -163,7 +163,7 @@ fn callback_to_visible(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for _ in 0..iterations {
                 let start = Instant::now();
-                let sequence = receiver.receive(&model, start).unwrap();
+                let sequence = receiver.receive(&model, start, 0).unwrap();
                 // Yield rather than spin: on a busy machine the reader may share our core.
                 while seen_sequence.load(Ordering::Acquire) < sequence {
                     thread::yield_now();

@@ -211,10 +211,24 @@ impl JointStateCache {
         sim_time: Option<SimTime>,
         received_at: Instant,
     ) -> u64 {
+        self.write_superseding(samples, sim_time, received_at, 0)
+    }
+
+    /// [`write`](Self::write) for a message that superseded `superseded` earlier ones the
+    /// transport skipped (they arrived together with it): the sequence advances past them
+    /// too, so that it counts every message the publisher sent and readers see the skipped
+    /// ones as never read.
+    pub fn write_superseding(
+        &self,
+        samples: &[JointSample],
+        sim_time: Option<SimTime>,
+        received_at: Instant,
+        superseded: u64,
+    ) -> u64 {
         let before = self.lock_for_writing();
         // Orders the odd sequence before the data stores (Boehm's writer fence).
         fence(Ordering::Release);
-        let message = before / 2 + 1;
+        let message = before / 2 + 1 + superseded;
         for sample in samples {
             if sample.index >= self.joint_count {
                 continue;
@@ -241,7 +255,7 @@ impl JointStateCache {
             u64::try_from(since_epoch).unwrap_or(u64::MAX - 1) + 1,
             Ordering::Relaxed,
         );
-        self.sequence.store(before + 2, Ordering::Release);
+        self.sequence.store(message * 2, Ordering::Release);
         self.after_write();
         message
     }
@@ -420,6 +434,20 @@ mod tests {
         assert_eq!(snapshot.received_at, None);
         assert!(snapshot.is_stale(Duration::from_secs(1000)));
         assert!(!cache.is_ready());
+    }
+
+    #[test]
+    fn a_write_superseding_skipped_messages_counts_them_in_the_sequence() {
+        let cache = JointStateCache::new(1);
+        assert_eq!(cache.write(&[sample(0, 1.0)], None, Instant::now()), 1);
+        let newest = cache.write_superseding(&[sample(0, 5.0)], None, Instant::now(), 3);
+        assert_eq!(newest, 5, "messages 2 to 4 were skipped for 5");
+        assert_eq!(cache.sequence(), 5);
+        assert_eq!(cache.wait_for_sample_after(4, Duration::ZERO), Some(5));
+        let mut snapshot = JointSnapshot::new(1);
+        cache.read(&mut snapshot);
+        assert_eq!((snapshot.positions[0], snapshot.last_seen[0]), (5.0, 5));
+        assert_eq!(cache.write(&[sample(0, 6.0)], None, Instant::now()), 6);
     }
 
     #[test]

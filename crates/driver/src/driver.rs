@@ -262,7 +262,7 @@ impl RobotDriverGazebo {
                 move |model: Model, info: &MessageInfo| {
                     let now = Instant::now();
                     if source.admit(&info.publisher_address, now)
-                        && receiver.receive(&model, now).is_some()
+                        && receiver.receive(&model, now, info.superseded).is_some()
                     {
                         listeners.notify();
                     }

@@ -32,9 +32,11 @@ impl ModelReceiver {
     }
 
     /// Writes the configured joints of `model` into the cache as one message stamped with
-    /// Gazebo's header stamp and `received_at`. Returns the message's sequence number, or
-    /// `None` if the message carried none of our joints (the cache is then left untouched).
-    pub fn receive(&mut self, model: &Model, received_at: Instant) -> Option<u64> {
+    /// Gazebo's header stamp and `received_at`; `superseded` earlier messages the transport
+    /// skipped for it are counted in the sequence ([`JointStateCache::write_superseding`]).
+    /// Returns the message's sequence number, or `None` if the message carried none of our
+    /// joints (the cache is then left untouched).
+    pub fn receive(&mut self, model: &Model, received_at: Instant, superseded: u64) -> Option<u64> {
         self.samples.clear();
         for joint in &model.joint {
             let (Some(&index), Some(axis)) = (self.index_of.get(&joint.name), &joint.axis1) else {
@@ -53,7 +55,10 @@ impl ModelReceiver {
             return None;
         }
         let sim_time = model.header.as_ref().and_then(|header| header.stamp);
-        Some(self.cache.write(&self.samples, sim_time, received_at))
+        Some(
+            self.cache
+                .write_superseding(&self.samples, sim_time, received_at, superseded),
+        )
     }
 }
 
@@ -95,7 +100,7 @@ mod tests {
             ..Default::default()
         };
         let at = Instant::now();
-        assert_eq!(receiver.receive(&model, at), Some(1));
+        assert_eq!(receiver.receive(&model, at, 0), Some(1));
         let mut snapshot = JointSnapshot::new(2);
         cache.read(&mut snapshot);
         assert_eq!(snapshot.positions, [1.0, 2.0]);
@@ -121,8 +126,8 @@ mod tests {
             joint: vec![joint("other", 1.0), fixed],
             ..Default::default()
         };
-        assert_eq!(receiver.receive(&model, Instant::now()), None);
-        assert_eq!(receiver.receive(&Model::default(), Instant::now()), None);
+        assert_eq!(receiver.receive(&model, Instant::now(), 0), None);
+        assert_eq!(receiver.receive(&Model::default(), Instant::now(), 0), None);
         assert_eq!(cache.sequence(), 0);
     }
 
@@ -134,7 +139,7 @@ mod tests {
             joint: vec![joint("a", 1.0), joint("c", 3.0)],
             ..Default::default()
         };
-        receiver.receive(&model, Instant::now());
+        receiver.receive(&model, Instant::now(), 0);
         let mut snapshot = JointSnapshot::new(3);
         cache.read(&mut snapshot);
         assert_eq!(snapshot.last_seen, [1, 0, 1]);

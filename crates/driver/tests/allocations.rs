@@ -90,11 +90,11 @@ fn writing_a_decoded_message_into_the_cache_and_reading_a_snapshot_allocate_noth
     let mut snapshot = JointSnapshot::new(names.len());
     let message = model();
     // The first receive sizes the receiver's buffer.
-    receiver.receive(&message, Instant::now());
+    receiver.receive(&message, Instant::now(), 0);
 
     let received = allocations_in(|| {
         for _ in 0..1000 {
-            receiver.receive(&message, Instant::now()).unwrap();
+            receiver.receive(&message, Instant::now(), 0).unwrap();
         }
     });
     let read = allocations_in(|| {

@@ -509,6 +509,7 @@ impl Core {
             type_name: msg.type_name.to_owned(),
             partition: self.cfg.partition.clone(),
             publisher_address: msg.address.to_owned(),
+            superseded: 0,
         }
     }
 

@@ -504,7 +504,7 @@ struct Connection {
     /// The messages of the current read, and the topics seen while marking the superseded
     /// ones (both reused: a read allocates nothing).
     batch: Vec<Found>,
-    newer_topics: Vec<(usize, usize)>,
+    newer_topics: Vec<(usize, usize, usize)>,
     queue: SendQueue,
 }
 
@@ -723,28 +723,28 @@ fn deliver_all(connection: &mut Connection, core: &Core, address: &str) -> Resul
         }
     };
     if batch.len() > 1 {
-        // The topics of the messages after this one (as ranges of `data`: the list is kept).
+        // The newest message of each topic after this one (its topic as a range of `data`,
+        // its place in the batch; the list is kept from read to read).
         let newer = &mut connection.newer_topics;
         newer.clear();
-        for found in batch.iter_mut().rev().filter(|found| found.count > 0) {
-            let (start, end) = found.frames[0];
+        for index in (0..batch.len()).rev() {
+            if batch[index].count == 0 {
+                continue;
+            }
+            let (start, end) = batch[index].frames[0];
             let topic = &data[start..end];
-            if newer.iter().any(|&(s, e)| &data[s..e] == topic) {
-                found.superseded = true;
-            } else {
-                newer.push((start, end));
+            match newer.iter().find(|&&(s, e, _)| &data[s..e] == topic) {
+                Some(&(_, _, newest)) => {
+                    batch[index].superseded = true;
+                    batch[newest].supersedes += 1;
+                }
+                None => newer.push((start, end, index)),
             }
         }
     }
     for found in batch.iter().filter(|found| found.count > 0) {
         let frames = found.frames.map(|(start, end)| &data[start..end]);
-        deliver(
-            core,
-            &frames[..found.count.min(4)],
-            found.count,
-            address,
-            found.superseded,
-        );
+        deliver(core, &frames[..found.count.min(4)], found, address);
     }
     connection.received.consume(at);
     outcome
@@ -762,6 +762,8 @@ struct Found {
     count: usize,
     /// A newer message on the same topic follows it in the buffer.
     superseded: bool,
+    /// How many messages before it in the buffer it supersedes.
+    supersedes: u64,
 }
 
 /// The message starting at `data[at..]`, `None` while it is incomplete; a PING is answered into
@@ -772,6 +774,7 @@ fn next_message(data: &[u8], at: usize, pong: &mut Vec<u8>) -> Result<Option<Fou
         frames: [(0, 0); 4],
         count: 0,
         superseded: false,
+        supersedes: 0,
     };
     loop {
         let Some((frame, len)) =
@@ -804,9 +807,10 @@ fn next_message(data: &[u8], at: usize, pong: &mut Vec<u8>) -> Result<Option<Fou
     }
 }
 
-/// Hands one received message (`count` frames, the first four in `frames`) to the
+/// Hands one received message (`found`, its first four frames in `frames`) to the
 /// subscriptions of its topic.
-fn deliver(core: &Core, frames: &[&[u8]], count: usize, sender: &str, superseded: bool) {
+fn deliver(core: &Core, frames: &[&[u8]], found: &Found, sender: &str) {
+    let (count, superseded) = (found.count, found.superseded);
     let decoded = if count == frames.len() {
         DataMessage::decode(frames)
     } else {
@@ -836,7 +840,8 @@ fn deliver(core: &Core, frames: &[&[u8]], count: usize, sender: &str, superseded
             .fetch_add(entries.len() as u64, std::sync::atomic::Ordering::Relaxed);
         return;
     }
-    let info = core.message_info(&msg);
+    let mut info = core.message_info(&msg);
+    info.superseded = found.supersedes;
     for entry in entries.iter() {
         if superseded && entry.delivery == Delivery::Latest {
             bump(&core.counters.messages_superseded);

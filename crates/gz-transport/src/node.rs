@@ -38,6 +38,11 @@ pub struct MessageInfo {
     pub partition: String,
     /// The sending publisher's ZeroMQ address.
     pub publisher_address: String,
+    /// Messages on this topic from this publisher that arrived in the same read before this
+    /// one, superseded by it: a [`Delivery::Latest`](crate::Delivery) subscription never got
+    /// them (an `Every` subscription got each of them before this one). Counting them keeps a
+    /// Latest subscriber's tally of what the publisher sent whole.
+    pub superseded: u64,
 }
 
 /// A gz-transport node: one discovery participant, one ZeroMQ context. Cheap to clone

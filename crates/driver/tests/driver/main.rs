@@ -7,6 +7,8 @@ mod support;
 mod composite;
 // The cache alone: a 10 kHz writer against readers.
 mod concurrency;
+// A receive thread held back while Gazebo keeps publishing.
+mod held_back;
 // Against the real Ignition Fortress CLI (`ign-transport-topic`).
 mod ign_cli;
 // Velocity targets through a composite, against the UR3e velocity world in this process.

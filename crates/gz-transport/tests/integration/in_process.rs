@@ -389,4 +389,15 @@ fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
         "the newest of the backlog only"
     );
     assert_eq!(sub_node.stats().messages_superseded, 8);
+    // What the newest one superseded travels with it: a subscriber's count of the
+    // publisher's messages stays whole.
+    let superseded = |got: &Inbox<f64>| {
+        got.lock()
+            .unwrap()
+            .iter()
+            .map(|(_, info)| info.superseded)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(superseded(&latest), vec![0, 8]);
+    assert_eq!(superseded(&every).iter().sum::<u64>(), 8);
 }

@@ -1,0 +1,80 @@
+//! A receive thread held back while Gazebo keeps publishing (a busy machine): the driver takes
+//! the newest of what queued, and its sequence still counts every message Gazebo sent.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use gz_transport::msgs::{Axis, Joint, Model};
+use gz_transport::{Node, NodeOptions};
+use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration};
+
+use crate::support::unique_partition;
+
+const STATES: &str = "/held_back/joint_state";
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn model(position: f64) -> Model {
+    Model {
+        joint: vec![Joint {
+            name: "j".into(),
+            axis1: Some(Axis {
+                position,
+                limit_lower: -1e3,
+                limit_upper: 1e3,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
+    let partition = unique_partition("held_back");
+    let mut config = RobotDriverGazeboConfiguration::new(["j"], "/held_back/cmd/", STATES);
+    config.partition = Some(partition.clone());
+    let driver = RobotDriverGazebo::new(config, None).unwrap();
+    driver.connect().unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    // Runs on the receive thread after each write: the first call holds it while the rest
+    // queue up in the socket.
+    let _listener = driver.add_state_listener(Arc::new(move || {
+        if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+            thread::sleep(Duration::from_millis(500));
+        }
+    }));
+    let gazebo = Node::with_options(NodeOptions {
+        partition: Some(partition),
+        ..Default::default()
+    })
+    .unwrap();
+    let publisher = gazebo.advertise::<Model>(STATES).unwrap();
+    assert!(publisher.wait_for_subscribers(PATIENCE));
+    publisher.publish(&model(0.0)).unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while calls.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "the first state never arrived");
+        thread::sleep(Duration::from_millis(5));
+    }
+    for position in 1..=9 {
+        publisher.publish(&model(f64::from(position))).unwrap();
+    }
+    let snapshot = loop {
+        let snapshot = driver.snapshot();
+        if snapshot.positions[0] == 9.0 {
+            break snapshot;
+        }
+        assert!(Instant::now() < deadline, "the newest state never arrived");
+        thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "the first and the newest state only");
+    assert_eq!(
+        snapshot.sequence, 10,
+        "the sequence counts the 8 states superseded in the socket"
+    );
+    assert_eq!(snapshot.last_seen, [10]);
+}
