@@ -19,7 +19,8 @@ use ros_env::sas_msgs::msg::rmw::{Bool as ShutdownSignal, WatchdogTrigger};
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::{Float64MultiArray, Int32MultiArray};
 
-use crate::client_state::{ClientState, JointStateMessage};
+use crate::client_state::ClientState;
+use crate::joint_state_cdr::{read_joint_state, JointStateArrays};
 
 /// The original's default topic prefix: the node's name.
 pub(crate) const GET_FROM_NODE: &str = "GET_FROM_NODE";
@@ -245,18 +246,21 @@ fn subscribe_all(
     topics: &Topics,
     state: &Arc<ClientState>,
 ) -> Result<Subscriptions, ClientRosError> {
+    // Taken as CDR and read without the C message's allocations (see joint_state_cdr).
     let (receiver, name) = (state.clone(), topics.joint_states.clone());
-    let joint_states = subscribe(node, &topics.joint_states, move |m: JointState| {
-        let stamp = &m.header.stamp;
-        receiver.receive_joint_state(
-            JointStateMessage {
-                positions: m.position.as_slice(),
-                velocities: m.velocity.as_slice(),
-                efforts: m.effort.as_slice(),
-                stamp_ns: i64::from(stamp.sec) * 1_000_000_000 + i64::from(stamp.nanosec),
-            },
-            &name,
-        )
+    let mut arrays = JointStateArrays::default();
+    let joint_states = ListenerSubscription::<JointState>::new_serialized(
+        node,
+        &topics.joint_states,
+        1,
+        move |bytes, _| match read_joint_state(bytes, &mut arrays) {
+            Ok(message) => receiver.receive_joint_state(message, &name),
+            Err(error) => receiver.misfit(&name, &format!("an unreadable body ({error})"), None),
+        },
+    )
+    .map_err(|source| ClientRosError::Subscription {
+        topic: topics.joint_states.clone(),
+        source,
     })?;
     let limits = |topic: &str, upper: bool| {
         let receiver = state.clone();

@@ -22,6 +22,7 @@ use sas_robot_driver_gazebo::{JointSample, JointSnapshot, JointStateCache, SimTi
 const MISFIT_LOG_INTERVAL: Duration = Duration::from_secs(5);
 
 /// One joint-state message as the callback hands it over.
+#[derive(Debug)]
 pub(crate) struct JointStateMessage<'a> {
     pub positions: &'a [f64],
     pub velocities: &'a [f64],
@@ -134,7 +135,9 @@ impl ClientState {
         self.wake_waiters();
     }
 
-    fn misfit(&self, topic: &str, what: &str, joint_count: Option<usize>) {
+    /// Drops a joint-state message that does not fit (`what` it holds), logged at most once
+    /// per interval with the count so far.
+    pub fn misfit(&self, topic: &str, what: &str, joint_count: Option<usize>) {
         let dropped = self.misfits.fetch_add(1, Ordering::Relaxed) + 1;
         let now = Instant::now();
         let mut logged_at = self.misfit_logged_at.lock();

@@ -22,6 +22,8 @@ mod driver;
 mod errors;
 mod gil;
 #[cfg(feature = "ros")]
+mod joint_state_cdr;
+#[cfg(feature = "ros")]
 mod ros;
 
 use pyo3::prelude::*;

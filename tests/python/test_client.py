@@ -315,6 +315,48 @@ def test_limits_sent_once_are_kept_and_a_change_is_taken(world, clients, observe
     assert client.get_joint_limits()[0].tolist() == [-1.0, -2.0]
 
 
+def test_any_joint_state_rclpy_sends_is_read_bit_for_bit(world, clients, observer):
+    """The client reads joint states from their CDR bytes (no C message): states serialized
+    by rclpy's own typesupport, with names and frame ids of every length modulo 8 (so each
+    array lands at every alignment), empty velocity or effort arrays, negative stamps and
+    values that only compare by their bits, are read exactly as sent."""
+    from builtin_interfaces.msg import Time
+    from std_msgs.msg import Header
+
+    client = clients('/cdr')
+    states = observer.node.create_publisher(JointState, '/cdr/get/joint_states', DEPTH_ONE)
+    observer.wait_for(lambda: states.get_subscription_count(), START_S,
+                      "the client's joint-state subscription to match")
+    values = [-0.0, math.nan, 5e-324, -math.inf, 1e300, 0.1]
+    sent = 0
+    for names_length in range(8):
+        for velocity, effort in ((True, True), (False, True), (True, False), (False, False)):
+            sent += 1
+            stamp = Time(sec=-3 + sent, nanosec=999_999_999 - sent)
+            message = JointState(
+                header=Header(stamp=stamp, frame_id='f' * (names_length * 3 % 8)),
+                name=['j' * names_length, 'é' * names_length, ''],
+                position=values[sent % 3:sent % 3 + 3],
+                velocity=[v * 2 for v in values[:3]] if velocity else [],
+                effort=values[3:] if effort else [])
+            stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+
+            def read_it():
+                states.publish(message)
+                observer.spin_for(0.02)
+                try:
+                    return client.snapshot()['stamp_ns'] == stamp_ns
+                except RuntimeError:
+                    return False
+
+            wait_for(read_it, 10, f'state {sent} read by the client', step=lambda: None)
+            state = client.snapshot()
+            bits = lambda array: np.asarray(array, dtype=np.float64).view(np.uint64).tolist()
+            assert bits(state['positions']) == bits(message.position), sent
+            assert bits(state['velocities']) == bits(message.velocity), sent
+            assert bits(state['efforts']) == bits(message.effort), sent
+
+
 def test_before_the_first_state_everything_names_the_topics(world, clients):
     """Nobody serves the prefix: not enabled, getters and waits name the topics, targets
     cannot be checked so nothing is sent."""

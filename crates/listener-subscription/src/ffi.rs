@@ -20,6 +20,12 @@ pub(crate) struct RclSubscription {
     _private: [u8; 0],
 }
 
+/// rcl's `rcl_serialized_message_t`, only ever behind a pointer the shim allocated.
+#[repr(C)]
+pub(crate) struct RclSerializedMessage {
+    _private: [u8; 0],
+}
+
 pub(crate) type RclRet = i32;
 pub(crate) const RCL_RET_OK: RclRet = 0;
 pub(crate) const RCL_RET_SUBSCRIPTION_TAKE_FAILED: RclRet = 401;
@@ -43,6 +49,16 @@ extern "C" {
     pub fn lsub_take(
         subscription: *const RclSubscription,
         message: *mut c_void,
+        publisher_gid: *mut u8,
+        publication_sequence_number: *mut u64,
+    ) -> RclRet;
+    pub fn lsub_serialized_new(capacity: usize) -> *mut RclSerializedMessage;
+    pub fn lsub_serialized_free(message: *mut RclSerializedMessage);
+    pub fn lsub_take_serialized(
+        subscription: *const RclSubscription,
+        message: *mut RclSerializedMessage,
+        bytes: *mut *const u8,
+        length: *mut usize,
         publisher_gid: *mut u8,
         publication_sequence_number: *mut u64,
     ) -> RclRet;

@@ -10,6 +10,7 @@
 #include <rcl/error_handling.h>
 #include <rcl/node.h>
 #include <rcl/subscription.h>
+#include <rmw/serialized_message.h>
 
 _Static_assert(sizeof(rcl_node_t) == 2 * sizeof(void *), "rcl_node_t is {context, impl}");
 
@@ -63,6 +64,53 @@ rcl_ret_t lsub_take(
   rmw_message_info_t info = rmw_get_zero_initialized_message_info();
   rcl_ret_t ret = rcl_take(subscription, message, &info, NULL);
   if (ret == RCL_RET_OK) {
+    memcpy(publisher_gid, info.publisher_gid.data, RMW_GID_STORAGE_SIZE);
+    *publication_sequence_number = info.publication_sequence_number;
+  }
+  return ret;
+}
+
+/* A serialized-message buffer for lsub_take_serialized (the RMW grows it as messages need);
+ * NULL if it cannot be allocated. lsub_serialized_free releases it. */
+rcl_serialized_message_t * lsub_serialized_new(size_t capacity)
+{
+  rcl_serialized_message_t * message = malloc(sizeof(rcl_serialized_message_t));
+  if (message == NULL) {
+    return NULL;
+  }
+  *message = rmw_get_zero_initialized_serialized_message();
+  rcutils_allocator_t allocator = rcutils_get_default_allocator();
+  if (rmw_serialized_message_init(message, capacity, &allocator) != RMW_RET_OK) {
+    rcl_reset_error();
+    free(message);
+    return NULL;
+  }
+  return message;
+}
+
+void lsub_serialized_free(rcl_serialized_message_t * message)
+{
+  if (message != NULL) {
+    rcutils_ret_t ret = rmw_serialized_message_fini(message);
+    (void)ret;
+    rcl_reset_error();
+    free(message);
+  }
+}
+
+/* Takes one message's CDR bytes (encapsulation header first) into `message`, without
+ * converting it; `*bytes`/`*length` point into `message` until its next take.
+ * RCL_RET_SUBSCRIPTION_TAKE_FAILED: none was waiting. */
+rcl_ret_t lsub_take_serialized(
+  const rcl_subscription_t * subscription, rcl_serialized_message_t * message,
+  const uint8_t ** bytes, size_t * length, uint8_t * publisher_gid,
+  uint64_t * publication_sequence_number)
+{
+  rmw_message_info_t info = rmw_get_zero_initialized_message_info();
+  rcl_ret_t ret = rcl_take_serialized_message(subscription, message, &info, NULL);
+  if (ret == RCL_RET_OK) {
+    *bytes = message->buffer;
+    *length = message->buffer_length;
     memcpy(publisher_gid, info.publisher_gid.data, RMW_GID_STORAGE_SIZE);
     *publication_sequence_number = info.publication_sequence_number;
   }

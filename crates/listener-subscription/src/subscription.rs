@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
 use rosidl_runtime_rs::{Message, RmwMessage};
 
-use crate::ffi::{self, RclNode, RclSubscription, RCL_RET_OK, RCL_RET_SUBSCRIPTION_TAKE_FAILED};
+use crate::ffi::{
+    self, RclNode, RclSerializedMessage, RclSubscription, RCL_RET_OK,
+    RCL_RET_SUBSCRIPTION_TAKE_FAILED,
+};
 use crate::node_handles;
 
 /// Bytes of a publisher's GID (rmw's `RMW_GID_STORAGE_SIZE`, checked against the headers).
@@ -26,6 +29,9 @@ pub enum Error {
     /// The topic name holds a NUL byte.
     #[error("topic name {topic:?} holds a NUL byte")]
     TopicName { topic: String },
+    /// No memory for the buffer a serialized subscription takes into.
+    #[error("cannot allocate the serialized-message buffer for {topic}")]
+    BufferAllocation { topic: String },
     /// rcl refused.
     #[error("{operation} on {topic}: rcl error {code}: {message}")]
     Rcl {
@@ -44,7 +50,29 @@ pub struct TakenInfo<'a> {
     pub publication_sequence_number: u64,
 }
 
-type Handler<T> = Box<dyn FnMut(T, TakenInfo<'_>) + Send>;
+/// Where taken messages go.
+enum Handler<T> {
+    /// Converted to `T`.
+    Typed(Box<dyn FnMut(T, TakenInfo<'_>) + Send>),
+    /// As the middleware holds them (CDR), taken into `buffer`, which is reused.
+    Serialized {
+        handler: Box<dyn FnMut(&[u8], TakenInfo<'_>) + Send>,
+        buffer: SerializedBuffer,
+    },
+}
+
+/// An rcl serialized-message buffer the shim allocated; the RMW grows it as messages need.
+struct SerializedBuffer(*mut RclSerializedMessage);
+
+/// Bytes reserved up front: a robot's joint state is a few hundred.
+const SERIALIZED_CAPACITY: usize = 1024;
+
+impl Drop for SerializedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated by lsub_serialized_new, freed only here.
+        unsafe { ffi::lsub_serialized_free(self.0) }
+    }
+}
 
 /// What the listener-thread callback reaches through its user-data pointer.
 struct Shared<T> {
@@ -57,7 +85,7 @@ struct Shared<T> {
 }
 
 // SAFETY: the subscription pointer is only used for rcl_take, which rcl allows from any
-// thread; the handler is behind a mutex.
+// thread; the handler and its buffer are behind a mutex.
 unsafe impl<T> Send for Shared<T> {}
 unsafe impl<T> Sync for Shared<T> {}
 
@@ -85,6 +113,42 @@ impl<T: Message> ListenerSubscription<T> {
         topic: &str,
         depth: usize,
         handler: impl FnMut(T, TakenInfo<'_>) + Send + 'static,
+    ) -> Result<Self, Error> {
+        Self::create(node, topic, depth, Handler::Typed(Box::new(handler)))
+    }
+
+    /// As [`new`](Self::new), but the handler gets each message as the middleware holds it:
+    /// its CDR bytes, encapsulation header first, never converted to `T` (one copy into a
+    /// reused buffer, no allocation per message). For a handler that reads a few fields of a
+    /// message whose conversion would allocate (strings, sequences).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new), or no memory for the buffer.
+    pub fn new_serialized(
+        node: &rclrs::Node,
+        topic: &str,
+        depth: usize,
+        handler: impl FnMut(&[u8], TakenInfo<'_>) + Send + 'static,
+    ) -> Result<Self, Error> {
+        // SAFETY: no preconditions; NULL when out of memory.
+        let buffer = unsafe { ffi::lsub_serialized_new(SERIALIZED_CAPACITY) };
+        if buffer.is_null() {
+            return Err(Error::BufferAllocation {
+                topic: topic.to_owned(),
+            });
+        }
+        let handler = Handler::Serialized {
+            handler: Box::new(handler),
+            buffer: SerializedBuffer(buffer),
+        };
+        Self::create(node, topic, depth, handler)
+    }
+
+    fn create(
+        node: &rclrs::Node,
+        topic: &str,
+        depth: usize,
+        handler: Handler<T>,
     ) -> Result<Self, Error> {
         let node_name = node.fully_qualified_name();
         let rcl_node =
@@ -122,7 +186,7 @@ impl<T: Message> ListenerSubscription<T> {
         let shared = Box::new(Shared {
             subscription,
             topic: resolved,
-            handler: Mutex::new(Box::new(handler)),
+            handler: Mutex::new(handler),
             failures: AtomicU64::new(0),
         });
         let this = ListenerSubscription {
@@ -191,6 +255,16 @@ unsafe extern "C" fn on_new_message<T: Message>(user_data: *const c_void, _count
     // SAFETY: registered with a pointer to a live `Shared<T>` (see `new` and `drop`).
     let shared = unsafe { &*(user_data as *const Shared<T>) };
     let mut handler = shared.handler.lock();
+    match &mut *handler {
+        Handler::Typed(handler) => take_typed(shared, handler),
+        Handler::Serialized { handler, buffer } => take_serialized(shared, handler, buffer),
+    }
+}
+
+fn take_typed<T: Message>(
+    shared: &Shared<T>,
+    handler: &mut Box<dyn FnMut(T, TakenInfo<'_>) + Send>,
+) {
     loop {
         let mut message = T::RmwMsg::default();
         let mut gid = [0u8; GID_SIZE];
@@ -205,30 +279,77 @@ unsafe extern "C" fn on_new_message<T: Message>(user_data: *const c_void, _count
                 &mut sequence,
             )
         };
-        match ret {
-            RCL_RET_OK => {
-                let info = TakenInfo {
-                    publisher_gid: &gid,
-                    publication_sequence_number: sequence,
-                };
-                let message = T::from_rmw_message(message);
-                if catch_unwind(AssertUnwindSafe(|| handler(message, info))).is_err() {
-                    shared.failed("its handler panicked");
-                }
-            }
-            RCL_RET_SUBSCRIPTION_TAKE_FAILED => return,
-            code => {
-                shared.failed(&format!(
-                    "taking a message failed: rcl error {code}: {}",
-                    ffi::take_error_string()
-                ));
-                return;
-            }
+        if !shared.taken(ret) {
+            return;
+        }
+        let info = TakenInfo {
+            publisher_gid: &gid,
+            publication_sequence_number: sequence,
+        };
+        let message = T::from_rmw_message(message);
+        if catch_unwind(AssertUnwindSafe(|| handler(message, info))).is_err() {
+            shared.failed("its handler panicked");
+        }
+    }
+}
+
+fn take_serialized<T>(
+    shared: &Shared<T>,
+    handler: &mut Box<dyn FnMut(&[u8], TakenInfo<'_>) + Send>,
+    buffer: &mut SerializedBuffer,
+) {
+    loop {
+        let mut bytes = std::ptr::null();
+        let mut length = 0;
+        let mut gid = [0u8; GID_SIZE];
+        let mut sequence = u64::MAX;
+        // SAFETY: a live subscription; the buffer is the shim's and used by this thread only
+        // (the handler's lock is held); gid holds GID_SIZE bytes.
+        let ret = unsafe {
+            ffi::lsub_take_serialized(
+                shared.subscription,
+                buffer.0,
+                &mut bytes,
+                &mut length,
+                gid.as_mut_ptr(),
+                &mut sequence,
+            )
+        };
+        if !shared.taken(ret) {
+            return;
+        }
+        let message: &[u8] = if length == 0 {
+            &[]
+        } else {
+            // SAFETY: rcl filled `length` bytes at `bytes`, valid until the buffer's next take.
+            unsafe { std::slice::from_raw_parts(bytes, length) }
+        };
+        let info = TakenInfo {
+            publisher_gid: &gid,
+            publication_sequence_number: sequence,
+        };
+        if catch_unwind(AssertUnwindSafe(|| handler(message, info))).is_err() {
+            shared.failed("its handler panicked");
         }
     }
 }
 
 impl<T> Shared<T> {
+    /// Whether a take returned a message; a failure other than "none waiting" is counted.
+    fn taken(&self, ret: ffi::RclRet) -> bool {
+        match ret {
+            RCL_RET_OK => true,
+            RCL_RET_SUBSCRIPTION_TAKE_FAILED => false,
+            code => {
+                self.failed(&format!(
+                    "taking a message failed: rcl error {code}: {}",
+                    ffi::take_error_string()
+                ));
+                false
+            }
+        }
+    }
+
     fn failed(&self, what: &str) {
         let count = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
         if count.is_power_of_two() {

@@ -1,0 +1,295 @@
+//! Reads a `sensor_msgs/msg/JointState` from its CDR bytes as ROS 2 Jazzy's rmw_fastrtps
+//! sends them (plain CDR, XCDR1, either byte order): the stamp and the three value arrays,
+//! the names skipped, into arrays reused from message to message. The client takes joint
+//! states this way because converting them to the C message allocates every name and array
+//! on the DDS listener thread, 500 times a second, only to be freed again.
+//!
+//! Layout (alignment counted from the first byte after the 4-byte encapsulation header):
+//! `stamp.sec: i32, stamp.nanosec: u32, frame_id: string, name: sequence<string>,
+//! position, velocity, effort: sequence<f64>`; a string is a `u32` length (its NUL included)
+//! and the bytes; a sequence a `u32` count and the elements, an `f64` aligned to 8 (not
+//! aligned when the sequence is empty: Fast CDR writes nothing then).
+
+use crate::client_state::JointStateMessage;
+
+/// Why bytes are not a joint state this reader understands.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub(crate) enum CdrError {
+    #[error("encapsulation {0:#06x} is not plain CDR (XCDR1, 0x0000 or 0x0001)")]
+    Encapsulation(u16),
+    #[error("the message ends after {length} bytes, inside {field}")]
+    Truncated { field: &'static str, length: usize },
+}
+
+/// The arrays a joint state is read into, kept between messages.
+#[derive(Default)]
+pub(crate) struct JointStateArrays {
+    positions: Vec<f64>,
+    velocities: Vec<f64>,
+    efforts: Vec<f64>,
+}
+
+/// Reads `bytes` (encapsulation header first) into `arrays`.
+pub(crate) fn read_joint_state<'a>(
+    bytes: &[u8],
+    arrays: &'a mut JointStateArrays,
+) -> Result<JointStateMessage<'a>, CdrError> {
+    let (header, body) = match bytes {
+        [a, b, _, _, body @ ..] => ([*a, *b], body),
+        _ => {
+            return Err(CdrError::Truncated {
+                field: "the encapsulation header",
+                length: bytes.len(),
+            })
+        }
+    };
+    let little_endian = match u16::from_be_bytes(header) {
+        0x0000 => false,
+        0x0001 => true,
+        other => return Err(CdrError::Encapsulation(other)),
+    };
+    let mut reader = Reader {
+        body,
+        offset: 0,
+        little_endian,
+    };
+    let sec = reader.u32("header.stamp.sec")? as i32;
+    let nanosec = reader.u32("header.stamp.nanosec")?;
+    reader.skip_string("header.frame_id")?;
+    let names = reader.u32("name")?;
+    for _ in 0..names {
+        reader.skip_string("name")?;
+    }
+    reader.f64_sequence("position", &mut arrays.positions)?;
+    reader.f64_sequence("velocity", &mut arrays.velocities)?;
+    reader.f64_sequence("effort", &mut arrays.efforts)?;
+    Ok(JointStateMessage {
+        positions: &arrays.positions,
+        velocities: &arrays.velocities,
+        efforts: &arrays.efforts,
+        stamp_ns: i64::from(sec) * 1_000_000_000 + i64::from(nanosec),
+    })
+}
+
+struct Reader<'a> {
+    body: &'a [u8],
+    offset: usize,
+    little_endian: bool,
+}
+
+impl<'a> Reader<'a> {
+    /// The next `length` bytes after aligning to `align`.
+    fn take(
+        &mut self,
+        align: usize,
+        length: usize,
+        field: &'static str,
+    ) -> Result<&'a [u8], CdrError> {
+        let start = self.offset.next_multiple_of(align);
+        let end = start
+            .checked_add(length)
+            .filter(|&end| end <= self.body.len());
+        let end = end.ok_or(CdrError::Truncated {
+            field,
+            // Counted from the message's first byte, the encapsulation header included.
+            length: self.body.len() + 4,
+        })?;
+        self.offset = end;
+        Ok(&self.body[start..end])
+    }
+
+    fn u32(&mut self, field: &'static str) -> Result<u32, CdrError> {
+        let bytes: [u8; 4] = self.take(4, 4, field)?.try_into().expect("four bytes");
+        Ok(if self.little_endian {
+            u32::from_le_bytes(bytes)
+        } else {
+            u32::from_be_bytes(bytes)
+        })
+    }
+
+    fn skip_string(&mut self, field: &'static str) -> Result<(), CdrError> {
+        let length = self.u32(field)? as usize;
+        self.take(1, length, field).map(drop)
+    }
+
+    fn f64_sequence(&mut self, field: &'static str, into: &mut Vec<f64>) -> Result<(), CdrError> {
+        let count = self.u32(field)? as usize;
+        into.clear();
+        if count == 0 {
+            return Ok(());
+        }
+        let length = count.checked_mul(8).ok_or(CdrError::Truncated {
+            field,
+            length: self.body.len() + 4,
+        })?;
+        let bytes = self.take(8, length, field)?;
+        let value = |chunk: &[u8]| {
+            let chunk: [u8; 8] = chunk.try_into().expect("eight bytes");
+            if self.little_endian {
+                f64::from_le_bytes(chunk)
+            } else {
+                f64::from_be_bytes(chunk)
+            }
+        };
+        into.extend(bytes.chunks_exact(8).map(value));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plain CDR as Fast CDR writes it, little- or big-endian.
+    struct Writer {
+        bytes: Vec<u8>,
+        little_endian: bool,
+    }
+
+    impl Writer {
+        fn new(little_endian: bool) -> Self {
+            let header = if little_endian {
+                [0, 1, 0, 0]
+            } else {
+                [0, 0, 0, 0]
+            };
+            Writer {
+                bytes: header.to_vec(),
+                little_endian,
+            }
+        }
+
+        fn align(&mut self, to: usize) {
+            while (self.bytes.len() - 4) % to != 0 {
+                self.bytes.push(0xEE);
+            }
+        }
+
+        fn u32(&mut self, value: u32) -> &mut Self {
+            self.align(4);
+            let bytes = if self.little_endian {
+                value.to_le_bytes()
+            } else {
+                value.to_be_bytes()
+            };
+            self.bytes.extend(bytes);
+            self
+        }
+
+        fn string(&mut self, value: &str) -> &mut Self {
+            self.u32(value.len() as u32 + 1);
+            self.bytes.extend(value.as_bytes());
+            self.bytes.push(0);
+            self
+        }
+
+        fn f64s(&mut self, values: &[f64]) -> &mut Self {
+            self.u32(values.len() as u32);
+            if !values.is_empty() {
+                self.align(8);
+            }
+            for value in values {
+                let bytes = if self.little_endian {
+                    value.to_le_bytes()
+                } else {
+                    value.to_be_bytes()
+                };
+                self.bytes.extend(bytes);
+            }
+            self
+        }
+    }
+
+    fn joint_state(little_endian: bool, names: &[&str], values: [&[f64]; 3]) -> Vec<u8> {
+        let mut writer = Writer::new(little_endian);
+        writer
+            .u32(-3i32 as u32)
+            .u32(999_999_999)
+            .string("base_link");
+        writer.u32(names.len() as u32);
+        for name in names {
+            writer.string(name);
+        }
+        writer.f64s(values[0]).f64s(values[1]).f64s(values[2]);
+        writer.bytes
+    }
+
+    #[test]
+    fn reads_stamp_and_arrays_in_either_byte_order_whatever_the_names_lengths() {
+        let positions = [0.5, -1.25, f64::NAN, 3.0];
+        let velocities = [1.0, 2.0, 3.0, 4.0];
+        let efforts = [-0.0, 0.0, 1e300, -1e-300];
+        // Names of every length modulo 8 move the arrays across every alignment.
+        for padding in 0..8 {
+            let names = ["a", "bb", "ccc", &"d".repeat(padding)];
+            for little_endian in [true, false] {
+                let bytes = joint_state(little_endian, &names, [&positions, &velocities, &efforts]);
+                let mut arrays = JointStateArrays::default();
+                let state = read_joint_state(&bytes, &mut arrays).unwrap();
+                let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(state.positions), bits(&positions));
+                assert_eq!(bits(state.velocities), bits(&velocities));
+                assert_eq!(bits(state.efforts), bits(&efforts));
+                assert_eq!(state.stamp_ns, -3 * 1_000_000_000 + 999_999_999);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_arrays_are_not_aligned_and_read_as_empty() {
+        for names in [&[][..], &["j"][..]] {
+            let bytes = joint_state(true, names, [&[1.5, 2.5], &[], &[7.0, 8.0]]);
+            let mut arrays = JointStateArrays::default();
+            // Arrays left from an earlier message are replaced, not appended to.
+            arrays.velocities.push(9.0);
+            let state = read_joint_state(&bytes, &mut arrays).unwrap();
+            assert_eq!(state.positions, [1.5, 2.5]);
+            assert!(state.velocities.is_empty());
+            assert_eq!(state.efforts, [7.0, 8.0]);
+        }
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_naming_the_field() {
+        let bytes = joint_state(
+            true,
+            &["shoulder", "elbow"],
+            [&[1.0, 2.0], &[3.0, 4.0], &[5.0, 6.0]],
+        );
+        let mut arrays = JointStateArrays::default();
+        for length in 0..bytes.len() {
+            let error = read_joint_state(&bytes[..length], &mut arrays).unwrap_err();
+            assert!(
+                matches!(error, CdrError::Truncated { length: l, .. } if l == length),
+                "{length}: {error}"
+            );
+        }
+        assert!(read_joint_state(&bytes, &mut arrays).is_ok());
+    }
+
+    #[test]
+    fn a_count_beyond_the_message_is_an_error_not_an_allocation() {
+        let mut writer = Writer::new(true);
+        writer.u32(0).u32(0).string("").u32(0).u32(u32::MAX);
+        let mut arrays = JointStateArrays::default();
+        let error = read_joint_state(&writer.bytes, &mut arrays).unwrap_err();
+        assert_eq!(
+            error,
+            CdrError::Truncated {
+                field: "position",
+                length: writer.bytes.len()
+            }
+        );
+    }
+
+    #[test]
+    fn other_encapsulations_are_refused() {
+        let mut bytes = joint_state(true, &[], [&[], &[], &[]]);
+        bytes[1] = 0x07; // PLAIN_CDR2, little-endian
+        let mut arrays = JointStateArrays::default();
+        assert_eq!(
+            read_joint_state(&bytes, &mut arrays).unwrap_err(),
+            CdrError::Encapsulation(0x0007)
+        );
+    }
+}
