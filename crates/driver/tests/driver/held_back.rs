@@ -71,7 +71,11 @@ fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
         assert!(Instant::now() < deadline, "the newest state never arrived");
         thread::sleep(Duration::from_millis(5));
     };
-    assert_eq!(calls.load(Ordering::SeqCst), 2, "the first and the newest state only");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the first and the newest state only"
+    );
     assert_eq!(
         snapshot.sequence, 10,
         "the sequence counts the 8 states superseded in the socket"
