@@ -6,7 +6,10 @@
 //! at 100 Hz in `scripts/bench`). A [`ListenerSubscription`] registers rcl's
 //! "on new message" callback instead and takes the message in it, on the thread that
 //! received it: one wake-up per message, the one the sample itself causes. The callback
-//! must therefore be short and must not block (store, forward, count).
+//! must therefore be short and must not block (store, forward, count). A handler that reads a
+//! few fields of a large message can take it serialized ([`ListenerSubscription::new_serialized`]):
+//! its CDR bytes in a reused buffer, without the C message's allocation of every string and
+//! sequence.
 //!
 //! The subscription is an rcl subscription of the rclrs node it is created for, so the ROS
 //! graph shows it on that node like any other. rclrs keeps a node's rcl handle private, so

@@ -50,13 +50,16 @@ pub struct TakenInfo<'a> {
     pub publication_sequence_number: u64,
 }
 
+type TypedHandler<T> = Box<dyn FnMut(T, TakenInfo<'_>) + Send>;
+type SerializedHandler = Box<dyn FnMut(&[u8], TakenInfo<'_>) + Send>;
+
 /// Where taken messages go.
 enum Handler<T> {
     /// Converted to `T`.
-    Typed(Box<dyn FnMut(T, TakenInfo<'_>) + Send>),
+    Typed(TypedHandler<T>),
     /// As the middleware holds them (CDR), taken into `buffer`, which is reused.
     Serialized {
-        handler: Box<dyn FnMut(&[u8], TakenInfo<'_>) + Send>,
+        handler: SerializedHandler,
         buffer: SerializedBuffer,
     },
 }
@@ -261,10 +264,7 @@ unsafe extern "C" fn on_new_message<T: Message>(user_data: *const c_void, _count
     }
 }
 
-fn take_typed<T: Message>(
-    shared: &Shared<T>,
-    handler: &mut Box<dyn FnMut(T, TakenInfo<'_>) + Send>,
-) {
+fn take_typed<T: Message>(shared: &Shared<T>, handler: &mut TypedHandler<T>) {
     loop {
         let mut message = T::RmwMsg::default();
         let mut gid = [0u8; GID_SIZE];
@@ -295,7 +295,7 @@ fn take_typed<T: Message>(
 
 fn take_serialized<T>(
     shared: &Shared<T>,
-    handler: &mut Box<dyn FnMut(&[u8], TakenInfo<'_>) + Send>,
+    handler: &mut SerializedHandler,
     buffer: &mut SerializedBuffer,
 ) {
     loop {
