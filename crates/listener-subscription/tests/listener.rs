@@ -124,3 +124,57 @@ fn messages_reach_the_handler_once_in_order_without_an_executor_and_never_after_
         },
     );
 }
+
+#[test]
+fn a_serialized_subscription_hands_over_each_message_as_its_cdr_bytes() {
+    const SERIALIZED_TOPIC: &str = "listener_test/serialized";
+    let domain = 80 + (std::process::id() as usize % 20);
+    let receiving = context(domain);
+    let node = receiving
+        .create_basic_executor()
+        .create_node("listener_test_serialized_receiver")
+        .expect("node");
+    let received: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let sink = received.clone();
+    let subscription = ListenerSubscription::<Float64MultiArray>::new_serialized(
+        &node,
+        SERIALIZED_TOPIC,
+        1,
+        move |bytes, _| sink.lock().push(bytes.to_vec()),
+    )
+    .expect("subscription");
+    let sending = context(domain);
+    let sender = sending
+        .create_basic_executor()
+        .create_node("listener_test_serialized_sender")
+        .expect("node");
+    let publisher = sender
+        .create_publisher::<Float64MultiArray>(SERIALIZED_TOPIC.keep_last(1).reliable().volatile())
+        .expect("publisher");
+    wait_until("the publisher to match", Duration::from_secs(10), || {
+        subscription.publisher_count().unwrap_or(0) == 1
+            && publisher.get_subscription_count().unwrap_or(0) == 1
+    });
+    let values = [-0.0, 1.5, f64::MAX];
+    for (i, value) in values.into_iter().enumerate() {
+        publisher
+            .publish(Float64MultiArray {
+                data: vec![value],
+                ..Default::default()
+            })
+            .expect("publish");
+        wait_until(&format!("message {i}"), Duration::from_secs(5), || {
+            received.lock().len() > i
+        });
+    }
+    // Plain CDR, little-endian (0x0001), as rmw_fastrtps writes it: no dimensions, data_offset,
+    // one element, four bytes of padding to align the f64 to 8 (counted after the header).
+    for (bytes, value) in received.lock().iter().zip(values) {
+        let mut expected = vec![0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0];
+        expected.extend([0; 4]);
+        expected.extend(value.to_le_bytes());
+        assert_eq!(bytes[..4], expected[..4], "encapsulation");
+        assert_eq!(bytes[4..16], expected[4..16], "layout and count");
+        assert_eq!(bytes[20..28], expected[20..28], "the value, aligned to 8");
+    }
+}
