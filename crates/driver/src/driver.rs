@@ -102,6 +102,9 @@ struct Target {
     /// Per joint, its command topic's count of subscriptions when the target was last sent
     /// on it: a subscription since (a restarted simulator, a new listener) gets the target.
     reached: Vec<u64>,
+    /// The node's count of subscriptions to any topic when `reached` was last brought up to
+    /// date: while it stands, no joint's count moved and none needs asking.
+    reached_total: u64,
     /// The latest mode, and the velocity or effort target with its timeout.
     rates: RateCommands,
 }
@@ -187,6 +190,7 @@ impl RobotDriverGazebo {
                 generation: 0,
                 forwarded: None,
                 reached: vec![0; joint_count],
+                reached_total: 0,
                 rates: RateCommands::new(joint_count, config.command_timeout),
             }),
             clamp_warning: RateLimitedWarning::new(CLAMP_WARNING_INTERVAL),
@@ -938,18 +942,27 @@ impl RobotDriverGazebo {
                             if now.saturating_duration_since(at) >= keepalive)
                 }
             };
+            // Read before the joints' counts: a subscription landing while they are read
+            // moves it again, and the next call looks.
+            let reached_total = self.node.subscriptions_reached();
             let Target {
-                values, reached, ..
+                values,
+                reached,
+                reached_total: seen_total,
+                ..
             } = &mut *target;
-            for ((publisher, &data), reached) in
-                links.publishers.iter().zip(values.iter()).zip(reached)
-            {
-                let subscriptions = publisher.subscriptions();
-                if !all && subscriptions == *reached {
-                    continue;
+            if all || reached_total != *seen_total {
+                for ((publisher, &data), reached) in
+                    links.publishers.iter().zip(values.iter()).zip(reached)
+                {
+                    let subscriptions = publisher.subscriptions();
+                    if !all && subscriptions == *reached {
+                        continue;
+                    }
+                    *reached = subscriptions;
+                    sends.push((publisher.raw(), Double { header: None, data }.to_payload()));
                 }
-                *reached = subscriptions;
-                sends.push((publisher.raw(), Double { header: None, data }.to_payload()));
+                *seen_total = reached_total;
             }
             if all {
                 target.forwarded = Some((target.generation, now));

@@ -132,6 +132,9 @@ pub(crate) struct Counters {
     pub messages_not_sent: AtomicU64,
     pub peers_expired: AtomicU64,
     pub subscribers_connected: AtomicU64,
+    /// Subscriptions that reached our socket, to any topic: while unchanged, no topic's
+    /// count ([`Core::subscriptions`]) changed.
+    pub subscriptions_reached: AtomicU64,
 }
 
 pub(crate) fn bump(counter: &AtomicU64) {
@@ -398,6 +401,12 @@ impl Core {
     /// [`Outbox::subscriptions`]).
     pub fn subscriptions(&self, fqn: &str) -> u64 {
         self.outbox.lock().subscriptions(fqn)
+    }
+
+    /// How many subscriptions to any topic reached our socket so far: read without a lock,
+    /// it tells whether [`subscriptions`](Self::subscriptions) of some topic may have changed.
+    pub fn subscriptions_reached(&self) -> u64 {
+        self.counters.subscriptions_reached.load(Ordering::Acquire)
     }
 
     fn has_subscribers_locked(&self, st: &State, fqn: &str) -> bool {

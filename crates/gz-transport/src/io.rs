@@ -379,6 +379,10 @@ impl Outbox {
         let alive = Self::service_link(&mut self.links[index], readable, core, &mut subscribed);
         for prefix in subscribed {
             *self.subscriptions.entry(prefix).or_default() += 1;
+            // After the count it announces: a reader that sees the new total finds the count.
+            core.counters
+                .subscriptions_reached
+                .fetch_add(1, std::sync::atomic::Ordering::Release);
             *changed = true;
         }
         alive

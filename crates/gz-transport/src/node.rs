@@ -414,6 +414,13 @@ impl Node {
         self.core().publish(&messages)
     }
 
+    /// How many subscriptions, to any topic, reached this node's socket so far. While it is
+    /// unchanged no publisher's [`Publisher::subscriptions`] changed: one atomic load where
+    /// asking every publisher scans every subscriber's filters for each.
+    pub fn subscriptions_reached(&self) -> u64 {
+        self.core().subscriptions_reached()
+    }
+
     /// Counters of received, dropped and published traffic.
     pub fn stats(&self) -> TransportStats {
         self.core().stats()

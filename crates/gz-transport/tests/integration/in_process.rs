@@ -72,6 +72,33 @@ fn typed_pubsub_between_two_nodes() {
     assert_eq!(sub_node.topic_list(), vec!["/cmd".to_owned()]);
 }
 
+/// Each subscription that reaches a publisher's socket counts on its topic and in the node's
+/// total, which a driver reads (one atomic load) before asking each topic: while the total
+/// stands, no topic's count moved.
+#[test]
+fn subscriptions_count_per_topic_and_in_the_nodes_total() {
+    let p = partition("reached");
+    let pub_node = node(&p, MsgsPrefix::Gz);
+    let a = pub_node.advertise::<Double>("/a").unwrap();
+    let b = pub_node.advertise::<Double>("/b").unwrap();
+    assert_eq!((a.subscriptions(), b.subscriptions()), (0, 0));
+    assert_eq!(pub_node.subscriptions_reached(), 0);
+
+    let first = node(&p, MsgsPrefix::Gz);
+    let (_first_a, _) = doubles_on(&first, "/a");
+    assert!(eventually(PATIENCE, || a.subscriptions() == 1));
+    assert_eq!(b.subscriptions(), 0);
+    assert_eq!(pub_node.subscriptions_reached(), 1);
+
+    let second = node(&p, MsgsPrefix::Gz);
+    let (_second_a, _) = doubles_on(&second, "/a");
+    let (_second_b, _) = doubles_on(&second, "/b");
+    assert!(eventually(PATIENCE, || {
+        (a.subscriptions(), b.subscriptions()) == (2, 1)
+    }));
+    assert_eq!(pub_node.subscriptions_reached(), 3);
+}
+
 #[test]
 fn a_subscription_waits_quietly_for_a_publisher() {
     let p = partition("late");
