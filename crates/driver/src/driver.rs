@@ -951,15 +951,19 @@ impl RobotDriverGazebo {
                 reached_total: seen_total,
                 ..
             } = &mut *target;
-            if all || reached_total != *seen_total {
+            let recount = reached_total != *seen_total;
+            if all || recount {
                 for ((publisher, &data), reached) in
                     links.publishers.iter().zip(values.iter()).zip(reached)
                 {
-                    let subscriptions = publisher.subscriptions();
-                    if !all && subscriptions == *reached {
-                        continue;
+                    if recount {
+                        let subscriptions = publisher.subscriptions();
+                        let unchanged = subscriptions == *reached;
+                        *reached = subscriptions;
+                        if unchanged && !all {
+                            continue;
+                        }
                     }
-                    *reached = subscriptions;
                     sends.push((publisher.raw(), Double { header: None, data }.to_payload()));
                 }
                 *seen_total = reached_total;

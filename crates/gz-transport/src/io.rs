@@ -296,14 +296,16 @@ impl Outbox {
         let mut touched = vec![None; self.links.len()];
         for frames in messages {
             let topic = frames[0];
-            if !self.links.iter().any(|link| link.accepts(topic)) {
-                continue;
-            }
-            self.scratch.clear();
-            zmtp::encode_message(&mut self.scratch, frames);
+            // Encoded for the first link that takes it: each link's filters are matched once.
+            let mut encoded = false;
             for (link, was_empty) in self.links.iter_mut().zip(touched.iter_mut()) {
                 if !link.accepts(topic) {
                     continue;
+                }
+                if !encoded {
+                    self.scratch.clear();
+                    zmtp::encode_message(&mut self.scratch, frames);
+                    encoded = true;
                 }
                 if link.queue.messages >= self.hwm {
                     published.dropped += 1;
