@@ -4,22 +4,13 @@
 //! states this way because converting them to the C message allocates every name and array
 //! on the DDS listener thread, 500 times a second, only to be freed again.
 //!
-//! Layout (alignment counted from the first byte after the 4-byte encapsulation header):
-//! `stamp.sec: i32, stamp.nanosec: u32, frame_id: string, name: sequence<string>,
-//! position, velocity, effort: sequence<f64>`; a string is a `u32` length (its NUL included)
-//! and the bytes; a sequence a `u32` count and the elements, an `f64` aligned to 8 (not
-//! aligned when the sequence is empty: Fast CDR writes nothing then).
+//! Fields in order: `stamp.sec: i32, stamp.nanosec: u32, frame_id: string,
+//! name: sequence<string>, position, velocity, effort: sequence<f64>` (the CDR rules are
+//! `listener_subscription::cdr`'s).
+
+use listener_subscription::cdr::{CdrError, CdrReader};
 
 use crate::client_state::JointStateMessage;
-
-/// Why bytes are not a joint state this reader understands.
-#[derive(Debug, PartialEq, thiserror::Error)]
-pub(crate) enum CdrError {
-    #[error("encapsulation {0:#06x} is not plain CDR (XCDR1, 0x0000 or 0x0001)")]
-    Encapsulation(u16),
-    #[error("the message ends after {length} bytes, inside {field}")]
-    Truncated { field: &'static str, length: usize },
-}
 
 /// The arrays a joint state is read into, kept between messages.
 #[derive(Default)]
@@ -34,25 +25,7 @@ pub(crate) fn read_joint_state<'a>(
     bytes: &[u8],
     arrays: &'a mut JointStateArrays,
 ) -> Result<JointStateMessage<'a>, CdrError> {
-    let (header, body) = match bytes {
-        [a, b, _, _, body @ ..] => ([*a, *b], body),
-        _ => {
-            return Err(CdrError::Truncated {
-                field: "the encapsulation header",
-                length: bytes.len(),
-            })
-        }
-    };
-    let little_endian = match u16::from_be_bytes(header) {
-        0x0000 => false,
-        0x0001 => true,
-        other => return Err(CdrError::Encapsulation(other)),
-    };
-    let mut reader = Reader {
-        body,
-        offset: 0,
-        little_endian,
-    };
+    let mut reader = CdrReader::new(bytes)?;
     let sec = reader.u32("header.stamp.sec")? as i32;
     let nanosec = reader.u32("header.stamp.nanosec")?;
     reader.skip_string("header.frame_id")?;
@@ -71,137 +44,13 @@ pub(crate) fn read_joint_state<'a>(
     })
 }
 
-struct Reader<'a> {
-    body: &'a [u8],
-    offset: usize,
-    little_endian: bool,
-}
-
-impl<'a> Reader<'a> {
-    /// The next `length` bytes after aligning to `align`.
-    fn take(
-        &mut self,
-        align: usize,
-        length: usize,
-        field: &'static str,
-    ) -> Result<&'a [u8], CdrError> {
-        let start = self.offset.next_multiple_of(align);
-        let end = start
-            .checked_add(length)
-            .filter(|&end| end <= self.body.len());
-        let end = end.ok_or(CdrError::Truncated {
-            field,
-            // Counted from the message's first byte, the encapsulation header included.
-            length: self.body.len() + 4,
-        })?;
-        self.offset = end;
-        Ok(&self.body[start..end])
-    }
-
-    fn u32(&mut self, field: &'static str) -> Result<u32, CdrError> {
-        let bytes: [u8; 4] = self.take(4, 4, field)?.try_into().expect("four bytes");
-        Ok(if self.little_endian {
-            u32::from_le_bytes(bytes)
-        } else {
-            u32::from_be_bytes(bytes)
-        })
-    }
-
-    fn skip_string(&mut self, field: &'static str) -> Result<(), CdrError> {
-        let length = self.u32(field)? as usize;
-        self.take(1, length, field).map(drop)
-    }
-
-    fn f64_sequence(&mut self, field: &'static str, into: &mut Vec<f64>) -> Result<(), CdrError> {
-        let count = self.u32(field)? as usize;
-        into.clear();
-        if count == 0 {
-            return Ok(());
-        }
-        let length = count.checked_mul(8).ok_or(CdrError::Truncated {
-            field,
-            length: self.body.len() + 4,
-        })?;
-        let bytes = self.take(8, length, field)?;
-        let value = |chunk: &[u8]| {
-            let chunk: [u8; 8] = chunk.try_into().expect("eight bytes");
-            if self.little_endian {
-                f64::from_le_bytes(chunk)
-            } else {
-                f64::from_be_bytes(chunk)
-            }
-        };
-        into.extend(bytes.chunks_exact(8).map(value));
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Plain CDR as Fast CDR writes it, little- or big-endian.
-    struct Writer {
-        bytes: Vec<u8>,
-        little_endian: bool,
-    }
-
-    impl Writer {
-        fn new(little_endian: bool) -> Self {
-            let header = if little_endian {
-                [0, 1, 0, 0]
-            } else {
-                [0, 0, 0, 0]
-            };
-            Writer {
-                bytes: header.to_vec(),
-                little_endian,
-            }
-        }
-
-        fn align(&mut self, to: usize) {
-            while (self.bytes.len() - 4) % to != 0 {
-                self.bytes.push(0xEE);
-            }
-        }
-
-        fn u32(&mut self, value: u32) -> &mut Self {
-            self.align(4);
-            let bytes = if self.little_endian {
-                value.to_le_bytes()
-            } else {
-                value.to_be_bytes()
-            };
-            self.bytes.extend(bytes);
-            self
-        }
-
-        fn string(&mut self, value: &str) -> &mut Self {
-            self.u32(value.len() as u32 + 1);
-            self.bytes.extend(value.as_bytes());
-            self.bytes.push(0);
-            self
-        }
-
-        fn f64s(&mut self, values: &[f64]) -> &mut Self {
-            self.u32(values.len() as u32);
-            if !values.is_empty() {
-                self.align(8);
-            }
-            for value in values {
-                let bytes = if self.little_endian {
-                    value.to_le_bytes()
-                } else {
-                    value.to_be_bytes()
-                };
-                self.bytes.extend(bytes);
-            }
-            self
-        }
-    }
+    use listener_subscription::cdr::CdrWriter;
 
     fn joint_state(little_endian: bool, names: &[&str], values: [&[f64]; 3]) -> Vec<u8> {
-        let mut writer = Writer::new(little_endian);
+        let mut writer = CdrWriter::new(little_endian);
         writer
             .u32(-3i32 as u32)
             .u32(999_999_999)
@@ -211,7 +60,7 @@ mod tests {
             writer.string(name);
         }
         writer.f64s(values[0]).f64s(values[1]).f64s(values[2]);
-        writer.bytes
+        writer.bytes().to_vec()
     }
 
     #[test]
@@ -269,15 +118,15 @@ mod tests {
 
     #[test]
     fn a_count_beyond_the_message_is_an_error_not_an_allocation() {
-        let mut writer = Writer::new(true);
+        let mut writer = CdrWriter::new(true);
         writer.u32(0).u32(0).string("").u32(0).u32(u32::MAX);
         let mut arrays = JointStateArrays::default();
-        let error = read_joint_state(&writer.bytes, &mut arrays).unwrap_err();
+        let error = read_joint_state(writer.bytes(), &mut arrays).unwrap_err();
         assert_eq!(
             error,
             CdrError::Truncated {
                 field: "position",
-                length: writer.bytes.len()
+                length: writer.bytes().len()
             }
         );
     }

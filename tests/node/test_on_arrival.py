@@ -12,7 +12,8 @@ import time
 import pytest
 import yaml
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from rclpy.serialization import serialize_message
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
 from conftest import CONFIG, UR3E_JOINTS, UR3E_STATES, binary
 
@@ -291,3 +292,32 @@ def test_realtime_priority_without_the_capability_warns_naming_it_and_keeps_runn
     assert 'CAP_SYS_NICE' in line and 'RLIMIT_RTPRIO is 0' in line, line
     bridge.wait_output('the gz-transport receive thread keeps normal scheduling', 10)
     assert all(p == 0 for p in thread_policies(bridge.proc.pid).values())
+
+
+def test_targets_are_read_from_their_cdr_past_any_layout_and_unreadable_ones_are_dropped(world):
+    """The node takes set/* targets as CDR and reads them itself: bytes that end inside the
+    data (rclpy publishing them raw) are dropped with an error naming the topic, the node keeps
+    serving, and a target with a layout (a labelled dimension, which moves the data's
+    alignment) reaches Gazebo (read by the Ignition CLI)."""
+    world.sim('--msgs-prefix', 'ignition.msgs.')
+    bridge = ur3e_bridge(world, 'gz_msgs_prefix:=ignition.msgs.')
+    targets = world.publisher(Float64MultiArray, TARGETS)
+    bridge.wait_output('::Robot initialized.', START_S)
+    start = world.gazebo_positions()['shoulder_pan_joint']
+    goal = [start + 0.2, 0.0, 0.0, 0.0, 0.0, 0.0]
+    message = Float64MultiArray(
+        layout=MultiArrayLayout(dim=[MultiArrayDimension(label='joints', size=6, stride=6)]),
+        data=goal)
+    truncated = serialize_message(message)[:-5]
+    unreadable = (f"::{TARGETS.lstrip('/')}: a message that is not a readable Float64MultiArray "
+                  'was dropped')
+    # Sent until the node's reader has matched this writer and the error shows.
+    world.wait_for(lambda: targets.publish(truncated) or bridge.count(unreadable), 10,
+                   'the error naming the unreadable target')
+    line = next(l for l in bridge.lines if unreadable in l)
+    assert '[ERROR]' in line and 'inside data' in line, line
+    assert bridge.alive()
+    targets.publish(message)
+    world.wait_for(lambda: abs(world.gazebo_positions()['shoulder_pan_joint'] - goal[0]) < 0.01,
+                   30, 'the joint at the target sent with a layout')
+    assert bridge.count('::Target refused') == 0

@@ -9,7 +9,7 @@
 //! must therefore be short and must not block (store, forward, count). A handler that reads a
 //! few fields of a large message can take it serialized ([`ListenerSubscription::new_serialized`]):
 //! its CDR bytes in a reused buffer, without the C message's allocation of every string and
-//! sequence.
+//! sequence, and read them with [`cdr::CdrReader`].
 //!
 //! The subscription is an rcl subscription of the rclrs node it is created for, so the ROS
 //! graph shows it on that node like any other. rclrs keeps a node's rcl handle private, so
@@ -18,6 +18,7 @@
 //! which route those calls through [`node_handles`]. A process not linked that way gets
 //! [`Error::NodeHandleUnknown`], never a wrong handle.
 
+pub mod cdr;
 mod ffi;
 mod node_handles;
 mod subscription;

@@ -3,6 +3,7 @@
 //! The loop publishes rmw-layer messages (the C structs rcl serialises) that it allocates once
 //! and refills in place every period: publishing one borrows it, so a period allocates nothing.
 
+use listener_subscription::cdr::{CdrError, CdrReader};
 use ros_env::builtin_interfaces::msg::rmw::Time;
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::Float64MultiArray;
@@ -72,9 +73,81 @@ pub fn multi_array(values: &[f64]) -> Float64MultiArray {
     }
 }
 
+/// The `data` of a `std_msgs/Float64MultiArray` from its CDR bytes (the layout's dimensions
+/// and offset read past): what a `set/*` target carries, without the C message's allocation
+/// of every label and of the layout.
+pub fn read_float64_multi_array(bytes: &[u8]) -> Result<Vec<f64>, CdrError> {
+    let mut reader = CdrReader::new(bytes)?;
+    let dimensions = reader.u32("layout.dim")?;
+    for _ in 0..dimensions {
+        reader.skip_string("layout.dim.label")?;
+        reader.u32("layout.dim.size")?;
+        reader.u32("layout.dim.stride")?;
+    }
+    reader.u32("layout.data_offset")?;
+    let mut data = Vec::new();
+    reader.f64_sequence("data", &mut data)?;
+    Ok(data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use listener_subscription::cdr::CdrWriter;
+
+    fn multi_array_cdr(little_endian: bool, labels: &[&str], data: &[f64]) -> Vec<u8> {
+        let mut writer = CdrWriter::new(little_endian);
+        writer.u32(labels.len() as u32);
+        for (k, label) in labels.iter().enumerate() {
+            writer.string(label).u32(k as u32 + 2).u32(k as u32 + 3);
+        }
+        writer.u32(5).f64s(data);
+        writer.bytes().to_vec()
+    }
+
+    #[test]
+    fn a_float64_multi_array_is_read_past_any_layout_in_either_byte_order() {
+        let data = [0.5, -0.0, f64::NAN, 1e300, -2.0, 3.25];
+        for little_endian in [true, false] {
+            // Labels of every length modulo 8 move the data across every alignment.
+            for length in 0..8 {
+                let label = "l".repeat(length);
+                for labels in [
+                    &[][..],
+                    &[label.as_str()][..],
+                    &["rows", label.as_str()][..],
+                ] {
+                    let bytes = multi_array_cdr(little_endian, labels, &data);
+                    let read = read_float64_multi_array(&bytes).unwrap();
+                    let bits =
+                        |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&read), bits(&data), "{labels:?}");
+                }
+            }
+            let empty = multi_array_cdr(little_endian, &["x"], &[]);
+            assert!(read_float64_multi_array(&empty).unwrap().is_empty());
+        }
+    }
+
+    #[test]
+    fn an_unreadable_float64_multi_array_names_where_it_ends() {
+        let bytes = multi_array_cdr(true, &["rows"], &[1.0, 2.0]);
+        for length in 0..bytes.len() {
+            assert!(
+                matches!(
+                    read_float64_multi_array(&bytes[..length]),
+                    Err(CdrError::Truncated { length: l, .. }) if l == length
+                ),
+                "{length}"
+            );
+        }
+        let mut big_endian_cdr2 = bytes.clone();
+        big_endian_cdr2[1] = 0x06;
+        assert_eq!(
+            read_float64_multi_array(&big_endian_cdr2),
+            Err(CdrError::Encapsulation(0x0006))
+        );
+    }
 
     #[test]
     fn stamps_split_nanoseconds_and_normalise_negative_times() {

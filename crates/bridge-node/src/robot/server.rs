@@ -23,6 +23,7 @@ use sas_robot_driver_gazebo::Command;
 
 use crate::robot::core::FAILURE_LOG_INTERVAL;
 use crate::robot::counters::{bump, RobotCounters};
+use crate::robot::messages::read_float64_multi_array;
 use crate::robot::rate_limit::{suppressed_note, RateLimit};
 use crate::BridgeError;
 
@@ -189,23 +190,19 @@ impl RobotDriverServer {
         let targets = Arc::new(TargetMailbox::new(counters));
 
         let mailbox = targets.clone();
-        let target_joint_positions = subscribe(
+        let target_joint_positions = subscribe_targets(
             node,
             &topic("set/target_joint_positions"),
-            move |message: Float64MultiArray, info| mailbox.receive(message.data, info),
+            move |values, info| mailbox.receive(values, info),
         )?;
         let rate_targets = Arc::new(RateTargets::new());
         let rate_subscription = |suffix: &str, command: Command| {
             let rates = rate_targets.clone();
             let mailbox = targets.clone();
-            subscribe(
-                node,
-                &topic(suffix),
-                move |message: Float64MultiArray, info: TakenInfo<'_>| {
-                    mailbox.count_reader_gap(info.publisher_gid, info.publication_sequence_number);
-                    rates.receive(command, &message.data)
-                },
-            )
+            subscribe_targets(node, &topic(suffix), move |values, info| {
+                mailbox.count_reader_gap(info.publisher_gid, info.publication_sequence_number);
+                rates.receive(command, &values)
+            })
         };
         let target_joint_velocities =
             rate_subscription("set/target_joint_velocities", Command::Velocities)?;
@@ -288,6 +285,37 @@ pub(crate) fn subscribe<T: rosidl_runtime_rs::Message>(
             topic: topic.to_string(),
             source,
         }
+    })
+}
+
+/// A `set/*` subscription whose `Float64MultiArray`s are taken as CDR and read by
+/// [`read_float64_multi_array`] (no C message allocated per target): `callback` gets the
+/// values. A message that cannot be read is dropped with an error naming the topic, at most
+/// once per [`FAILURE_LOG_INTERVAL`] with the count held back.
+fn subscribe_targets(
+    node: &Node,
+    topic: &str,
+    mut callback: impl FnMut(Vec<f64>, TakenInfo<'_>) + Send + 'static,
+) -> Result<ListenerSubscription<Float64MultiArray>, BridgeError> {
+    let name = topic.to_owned();
+    let mut log = RateLimit::new(FAILURE_LOG_INTERVAL);
+    ListenerSubscription::new_serialized(node, topic, 1, move |bytes, info| {
+        match read_float64_multi_array(bytes) {
+            Ok(values) => callback(values, info),
+            Err(error) => {
+                if let Some(suppressed) = log.permit(Instant::now()) {
+                    tracing::error!(
+                        "::{name}: a message that is not a readable Float64MultiArray was \
+                         dropped ({error}).{}",
+                        suppressed_note(suppressed)
+                    );
+                }
+            }
+        }
+    })
+    .map_err(|source| BridgeError::Subscription {
+        topic: topic.to_string(),
+        source,
     })
 }
 
