@@ -952,22 +952,18 @@ impl RobotDriverGazebo {
                 ..
             } = &mut *target;
             let recount = reached_total != *seen_total;
-            if all || recount {
-                for ((publisher, &data), reached) in
-                    links.publishers.iter().zip(values.iter()).zip(reached)
-                {
-                    if recount {
-                        let subscriptions = publisher.subscriptions();
-                        let unchanged = subscriptions == *reached;
-                        *reached = subscriptions;
-                        if unchanged && !all {
-                            continue;
-                        }
-                    }
+            for ((publisher, &data), reached) in
+                links.publishers.iter().zip(values.iter()).zip(reached)
+            {
+                let newly_reached = recount && {
+                    let subscriptions = publisher.subscriptions();
+                    std::mem::replace(reached, subscriptions) != subscriptions
+                };
+                if all || newly_reached {
                     sends.push((publisher.raw(), Double { header: None, data }.to_payload()));
                 }
-                *seen_total = reached_total;
             }
+            *seen_total = reached_total;
             if all {
                 target.forwarded = Some((target.generation, now));
             }

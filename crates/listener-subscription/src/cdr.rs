@@ -153,12 +153,7 @@ impl CdrWriter {
 
     pub fn u32(&mut self, value: u32) -> &mut Self {
         self.align(4);
-        let bytes = if self.little_endian {
-            value.to_le_bytes()
-        } else {
-            value.to_be_bytes()
-        };
-        self.bytes.extend(bytes);
+        self.put(value.to_le_bytes(), value.to_be_bytes());
         self
     }
 
@@ -175,14 +170,18 @@ impl CdrWriter {
             self.align(8);
         }
         for value in values {
-            let bytes = if self.little_endian {
-                value.to_le_bytes()
-            } else {
-                value.to_be_bytes()
-            };
-            self.bytes.extend(bytes);
+            self.put(value.to_le_bytes(), value.to_be_bytes());
         }
         self
+    }
+
+    /// One value's bytes in the writer's byte order.
+    fn put<const N: usize>(&mut self, little_endian: [u8; N], big_endian: [u8; N]) {
+        self.bytes.extend(if self.little_endian {
+            little_endian
+        } else {
+            big_endian
+        });
     }
 
     fn align(&mut self, to: usize) {
