@@ -93,6 +93,9 @@ class Scenario:
     busy_threads: int = 0  # threads spinning beside the bridge (a loaded machine)
     targets: bool = True  # False: nobody sends targets (the receive path alone, as the floors)
     env: dict | None = None  # environment of the bridge process(es) beyond the scenario's
+    # multi_robot: the process under test is the bridge floor over every robot (`bench-floor
+    # bridge`: each state published from the receive thread, nothing else; no targets, limits).
+    floor_as_bridge: bool = False
 
 
 SCENARIOS = [
@@ -127,6 +130,9 @@ SCENARIOS = [
     Scenario('robots_1', '1 robot in one process, 2 ms', 0.002, 'multi_robot', robots=1),
     Scenario('robots_4', '4 robots in one process, 2 ms', 0.002, 'multi_robot', robots=4),
     Scenario('robots_16', '16 robots in one process, 2 ms', 0.002, 'multi_robot', robots=16),
+    Scenario('robots_16_floor', '16 robots: the bridge floor over all of them in one process '
+             '(the least any bridge does: decode and publish each state), 2 ms', 0.002,
+             'multi_robot', robots=16, targets=False, floor_as_bridge=True),
     Scenario('robots_16_periodic', '16 robots in one process, 2 ms, the original\'s contract',
              0.002, 'multi_robot', robots=16, parameters=ORIGINAL_CONTRACT, env=NO_DDS_PROFILE),
     Scenario('composed', 'composed R820 + UR3e (13 joints): 2 nodes + composer node, 2 ms',
@@ -285,6 +291,21 @@ def plan(scenario: Scenario, bin_dir: Path, log_dir: Path) -> Plan:
         return Plan(UR3E_WORLD, [('bridge', [*bridge, *ros_args('ur3e_1', params)])], clients,
                     [robot_spec('ur3e_1', parameters, match_by, drive=drive,
                                 commands=scenario.targets)], readers=readers)
+
+    if scenario.kind == 'multi_robot' and scenario.floor_as_bridge:
+        models = log_dir / 'models'
+        world = robots_world(scenario.robots, models)
+        names = [f'ur3e_{k}' for k in range(1, scenario.robots + 1)]
+        ur3e = ur3e_parameters()
+        pairs = [arg for name in names for arg in (
+            '--topic', robots_world_states_topic(name), '--ros-topic', f'/{name}/get/joint_states')]
+        robots = [robot_spec(name, {'joint_names': ur3e['joint_names'],
+                                    'joint_positions_topic_prefix': f'/model/{name}/joint/',
+                                    'joint_states_topic': robots_world_states_topic(name)},
+                             'stamp', drive=False, commands=False, limits=False)
+                  for name in names]
+        return Plan(world, [('bridge', [bin_dir / 'bench-floor', 'bridge', *pairs])], [],
+                    robots, resource_path=models)
 
     if scenario.kind == 'multi_robot':
         if 'robots' not in node_help(bin_dir):
@@ -655,6 +676,14 @@ def evaluate_targets(scenarios: dict) -> list[dict]:
         limit('robots_16: CPU ≤ 4× one robot\'s (robots_1)', 'robots_16 vs robots_1',
               ratio(value('robots_16', 'cpu_percent'), value('robots_1', 'cpu_percent')), 4.0,
               'ratio'),
+        # References: the same bounds applied to the bridge floor over the 16 robots (decode and
+        # publish each state, nothing else): what no bridge on this machine can do better than.
+        limit('(reference) robots_16_floor: exact lag p99 ≤ 2 ms', 'robots_16_floor',
+              value('robots_16_floor', 'lag_p99_ms'), 2.0, 'ms'),
+        limit('(reference) robots_16_floor: CPU ≤ 4× the one-robot bridge floor beside it',
+              'robots_16_floor', ratio(value('robots_16_floor', 'cpu_percent'),
+                                       value('robots_16_floor', 'bridge_floor_cpu_percent')),
+              4.0, 'ratio'),
         limit('composed (composer node): never reported ≤ 1 %', 'composed',
               value('composed', 'never_reported_share'), 0.01, 'share'),
         limit('composed (composer node): exact lag p99 ≤ 1 ms', 'composed',

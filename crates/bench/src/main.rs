@@ -480,7 +480,7 @@ fn wait_until_flowing(
             .flat_map(|((robot, recording), limits)| {
                 let recording = recording.lock();
                 let mut missing = Vec::new();
-                if limits.load(Ordering::Relaxed) < 2 {
+                if robot.limits && limits.load(Ordering::Relaxed) < 2 {
                     missing.push(format!(
                         "limits on {}/get/joint_positions_min|max",
                         robot.name

@@ -76,6 +76,10 @@ pub struct RobotSpec {
     /// one robot's suffices: every robot's commands would cost the monitor more than it tells.
     #[serde(default = "yes")]
     pub commands: bool,
+    /// Whether the process under test publishes the robot's limits (`get/joint_positions_min|
+    /// max`): the monitor then waits for them before it starts (a bridge floor has none).
+    #[serde(default = "yes")]
+    pub limits: bool,
 }
 
 fn yes() -> bool {

@@ -13,7 +13,8 @@
 //!   middlewares does: it receives the topic the bridge reads (our gz-transport) and publishes
 //!   each message at once as a `sensor_msgs/JointState` on `R` (rclrs, the bridge's QoS and
 //!   Fast DDS settings), from the receive thread, nothing else: no targets, limits, checks or
-//!   diagnostics (the bridge floor; the monitor subscribes to `R`).
+//!   diagnostics (the bridge floor; the monitor subscribes to `R`). Several `--topic`/
+//!   `--ros-topic` pairs: one process bridging several robots so (the floor of `robots_16`).
 //! * `bench-floor busy --threads 2`: threads spinning at normal priority (other work of a
 //!   user on the machine).
 //!
@@ -51,12 +52,13 @@ enum What {
         #[arg(long)]
         topic: String,
     },
-    /// A gz-transport subscriber to `topic` republishing each message on ROS `ros_topic`.
+    /// A gz-transport subscriber to each `topic` republishing each message on the ROS topic
+    /// of the same place in `ros_topic`.
     Bridge {
-        #[arg(long)]
-        topic: String,
-        #[arg(long)]
-        ros_topic: String,
+        #[arg(long, required = true)]
+        topic: Vec<String>,
+        #[arg(long, required = true)]
+        ros_topic: Vec<String>,
     },
     /// Threads spinning on the CPU.
     Busy {
@@ -102,7 +104,15 @@ fn main() -> anyhow::Result<()> {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
-        What::Bridge { topic, ros_topic } => bridge(&topic, &ros_topic, &stop)?,
+        What::Bridge { topic, ros_topic } => {
+            anyhow::ensure!(
+                topic.len() == ros_topic.len(),
+                "{} --topic but {} --ros-topic: give one ROS topic per Gazebo topic",
+                topic.len(),
+                ros_topic.len()
+            );
+            bridge(topic.iter().zip(&ros_topic), &stop)?
+        }
         What::Busy { threads } => {
             let spinners: Vec<_> = (0..threads)
                 .map(|_| {
@@ -123,22 +133,44 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The bridge floor: each Gazebo `Model` on `topic` published as a `JointState` on `ros_topic`
-/// from the receive thread, until `stop`.
-fn bridge(topic: &str, ros_topic: &str, stop: &AtomicBool) -> anyhow::Result<()> {
-    use rclrs::{Context, CreateBasicExecutor, InitOptions, IntoPrimitiveOptions};
-    use ros_env::sensor_msgs::msg::rmw::JointState;
+/// The bridge floor: each Gazebo `Model` on a `(topic, ros_topic)` pair's `topic` published as
+/// a `JointState` on its `ros_topic` from the receive thread, until `stop`.
+fn bridge<'a>(
+    pairs: impl Iterator<Item = (&'a String, &'a String)>,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    use rclrs::{Context, CreateBasicExecutor, InitOptions};
 
     let dds_profile = bridge_node::DdsProfile::apply();
     let context = Context::new(std::env::args(), InitOptions::new())?;
     let executor = context.create_basic_executor();
     let node = executor.create_node("bench_floor_bridge")?;
     drop(dds_profile);
+    let gz = gz_transport::Node::with_options(NodeOptions::default())?;
+    let mut subscriptions = Vec::new();
+    for (topic, ros_topic) in pairs {
+        subscriptions.push(republish(&node, &gz, topic, ros_topic)?);
+    }
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// Subscribes to `topic` on `gz`, publishing each message on `ros_topic` of `node`.
+fn republish(
+    node: &rclrs::Node,
+    gz: &gz_transport::Node,
+    topic: &str,
+    ros_topic: &str,
+) -> anyhow::Result<gz_transport::Subscription> {
+    use rclrs::IntoPrimitiveOptions;
+    use ros_env::sensor_msgs::msg::rmw::JointState;
+
     let publisher =
         node.create_publisher::<JointState>(ros_topic.keep_last(1).reliable().volatile())?;
-    let gz = gz_transport::Node::with_options(NodeOptions::default())?;
     let mut message = JointState::default();
-    let _subscription = gz.subscribe(
+    let subscription = gz.subscribe(
         topic,
         move |model: msgs::Model, _: &gz_transport::MessageInfo| {
             let joints = &model.joint;
@@ -164,10 +196,7 @@ fn bridge(topic: &str, ros_topic: &str, stop: &AtomicBool) -> anyhow::Result<()>
             let _ = publisher.publish(&message);
         },
     )?;
-    while !stop.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok(())
+    Ok(subscription)
 }
 
 /// Sleeps to absolute deadlines `hz` apart on CLOCK_MONOTONIC, nothing else; with `report`,
