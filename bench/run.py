@@ -292,23 +292,8 @@ def plan(scenario: Scenario, bin_dir: Path, log_dir: Path) -> Plan:
                     [robot_spec('ur3e_1', parameters, match_by, drive=drive,
                                 commands=scenario.targets)], readers=readers)
 
-    if scenario.kind == 'multi_robot' and scenario.floor_as_bridge:
-        models = log_dir / 'models'
-        world = robots_world(scenario.robots, models)
-        names = [f'ur3e_{k}' for k in range(1, scenario.robots + 1)]
-        ur3e = ur3e_parameters()
-        pairs = [arg for name in names for arg in (
-            '--topic', robots_world_states_topic(name), '--ros-topic', f'/{name}/get/joint_states')]
-        robots = [robot_spec(name, {'joint_names': ur3e['joint_names'],
-                                    'joint_positions_topic_prefix': f'/model/{name}/joint/',
-                                    'joint_states_topic': robots_world_states_topic(name)},
-                             'stamp', drive=False, commands=False, limits=False)
-                  for name in names]
-        return Plan(world, [('bridge', [bin_dir / 'bench-floor', 'bridge', *pairs])], [],
-                    robots, resource_path=models)
-
     if scenario.kind == 'multi_robot':
-        if 'robots' not in node_help(bin_dir):
+        if not scenario.floor_as_bridge and 'robots' not in node_help(bin_dir):
             raise NotAvailable('the node does not take several robots (`robots`) yet (issue 8)')
         models = log_dir / 'models'
         world = robots_world(scenario.robots, models)
@@ -318,6 +303,14 @@ def plan(scenario: Scenario, bin_dir: Path, log_dir: Path) -> Plan:
                          'joint_positions_topic_prefix': f'/model/{name}/joint/',
                          'joint_states_topic': robots_world_states_topic(name)}
                   for name in names}
+        if scenario.floor_as_bridge:
+            pairs = [arg for name in names for arg in (
+                '--topic', groups[name]['joint_states_topic'],
+                '--ros-topic', f'/{name}/get/joint_states')]
+            robots = [robot_spec(name, groups[name], 'stamp', drive=False, commands=False,
+                                 limits=False) for name in names]
+            return Plan(world, [('bridge', [bin_dir / 'bench-floor', 'bridge', *pairs])], [],
+                        robots, resource_path=models)
         params = write_params(log_dir / 'params.yaml',
                               {'bench_robots': {**common, 'robots': names, **groups}})
         # The monitor sends every robot's targets (one rclpy client per robot would swamp the

@@ -13,8 +13,8 @@
 //!   middlewares does: it receives the topic the bridge reads (our gz-transport) and publishes
 //!   each message at once as a `sensor_msgs/JointState` on `R` (rclrs, the bridge's QoS and
 //!   Fast DDS settings), from the receive thread, nothing else: no targets, limits, checks or
-//!   diagnostics (the bridge floor; the monitor subscribes to `R`). Several `--topic`/
-//!   `--ros-topic` pairs: one process bridging several robots so (the floor of `robots_16`).
+//!   diagnostics (the bridge floor; the monitor subscribes to `R`). With several `--topic`/
+//!   `--ros-topic` pairs, one process bridges several robots that way (`robots_16_floor`).
 //! * `bench-floor busy --threads 2`: threads spinning at normal priority (other work of a
 //!   user on the machine).
 //!
