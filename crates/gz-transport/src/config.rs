@@ -14,6 +14,7 @@ use crate::{Error, NodeOptions};
 pub(crate) const DEFAULT_MULTICAST_GROUP: Ipv4Addr = Ipv4Addr::new(239, 255, 0, 7);
 /// Default UDP port of topic discovery (services use 10318; we host none).
 pub(crate) const DEFAULT_MSG_PORT: u16 = 10317;
+pub(crate) const DEFAULT_SRV_PORT: u16 = 10318;
 /// ZeroMQ's and gz-transport's default high-water mark (messages queued per peer).
 pub(crate) const DEFAULT_HWM: i32 = 1000;
 
@@ -29,6 +30,8 @@ pub(crate) struct Config {
     pub interfaces: Vec<Ipv4Addr>,
     pub multicast_group: Ipv4Addr,
     pub msg_port: u16,
+    /// The discovery port of services (`GZ_DISCOVERY_SRV_PORT`, default 10318).
+    pub srv_port: u16,
     /// Messages a subscriber's queue holds before newer ones are dropped for it.
     pub sndhwm: i32,
 }
@@ -109,18 +112,25 @@ impl Config {
             },
         )?
         .unwrap_or(DEFAULT_MULTICAST_GROUP);
+        let port_check = |p: &u16| {
+            if *p == 0 {
+                Err("port 0 is not allowed".to_string())
+            } else {
+                Ok(())
+            }
+        };
         let msg_port = parse_env::<u16>(
             env,
             ["GZ_DISCOVERY_MSG_PORT", "IGN_DISCOVERY_MSG_PORT"],
-            |p| {
-                if *p == 0 {
-                    Err("port 0 is not allowed".into())
-                } else {
-                    Ok(())
-                }
-            },
+            port_check,
         )?
         .unwrap_or(DEFAULT_MSG_PORT);
+        let srv_port = parse_env::<u16>(
+            env,
+            ["GZ_DISCOVERY_SRV_PORT", "IGN_DISCOVERY_SRV_PORT"],
+            port_check,
+        )?
+        .unwrap_or(DEFAULT_SRV_PORT);
         let hwm_check = |v: &i32| {
             if *v >= 0 {
                 Ok(())
@@ -145,6 +155,7 @@ impl Config {
             interfaces,
             multicast_group,
             msg_port,
+            srv_port,
             sndhwm,
         })
     }

@@ -1036,7 +1036,7 @@ fn advertised_rate(mp: &MessagePublisher) -> Option<u64> {
 /// Whether `address` is one we may connect to: `tcp://host:port`, as gz-transport advertises,
 /// with nothing a C string or an address parser chokes on (a NUL byte once made the zmq
 /// binding panic, which a hostile ADVERTISE used to kill the receive thread).
-fn check_address(address: &str) -> Result<(), &'static str> {
+pub(crate) fn check_address(address: &str) -> Result<(), &'static str> {
     let rest = address
         .strip_prefix("tcp://")
         .ok_or("is not tcp://host:port")?;
@@ -1054,7 +1054,7 @@ fn check_address(address: &str) -> Result<(), &'static str> {
 }
 
 /// The host of a `tcp://host:port` address.
-fn address_host(address: &str) -> Option<Ipv4Addr> {
+pub(crate) fn address_host(address: &str) -> Option<Ipv4Addr> {
     let rest = address.strip_prefix("tcp://")?;
     let (host, _port) = rest.rsplit_once(':')?;
     host.parse().ok()

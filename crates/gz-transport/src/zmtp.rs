@@ -1,7 +1,8 @@
 //! ZMTP 3.0 (rfc.zeromq.org/spec/23), the framing ZeroMQ speaks over TCP, as far as
-//! gz-transport's PUB/SUB sockets need it: the greeting with the NULL mechanism, the READY
-//! handshake, frames and multipart messages, subscriptions, and PING/PONG. Pure encode/decode;
-//! the sockets are [`crate::io`]'s.
+//! gz-transport's sockets need it: the greeting with the NULL mechanism, the READY
+//! handshake (with the routing identity a ROUTER socket announces), frames and multipart
+//! messages, subscriptions, and PING/PONG. Pure encode/decode; the sockets are
+//! [`crate::io`]'s (PUB/SUB) and [`crate::service`]'s (ROUTER).
 //!
 //! We greet as version 3.0, so a libzmq 4.x peer (Gazebo's, Fortress's) speaks 3.0 to us: a
 //! subscriber sends its subscriptions as messages (`0x01` + topic prefix to subscribe, `0x00`
@@ -115,13 +116,26 @@ pub fn encode_message(out: &mut Vec<u8>, frames: &[&[u8]]) {
 
 /// Appends a READY command announcing `socket_type` (`SUB`, `PUB`) to `out`.
 pub fn encode_ready(out: &mut Vec<u8>, socket_type: &str) {
-    let mut body = Vec::with_capacity(32);
+    encode_ready_with(out, socket_type, None);
+}
+
+/// Appends a READY command announcing `socket_type` and, when given, the routing `identity`
+/// a ROUTER peer files this connection under (gz-transport addresses its service sockets by
+/// the identity they announce).
+pub fn encode_ready_with(out: &mut Vec<u8>, socket_type: &str, identity: Option<&[u8]>) {
+    let mut body = Vec::with_capacity(64);
     body.push(5);
     body.extend_from_slice(b"READY");
-    body.push(11);
-    body.extend_from_slice(b"Socket-Type");
-    body.extend_from_slice(&(socket_type.len() as u32).to_be_bytes());
-    body.extend_from_slice(socket_type.as_bytes());
+    let mut property = |name: &[u8], value: &[u8]| {
+        body.push(name.len() as u8);
+        body.extend_from_slice(name);
+        body.extend_from_slice(&(value.len() as u32).to_be_bytes());
+        body.extend_from_slice(value);
+    };
+    property(b"Socket-Type", socket_type.as_bytes());
+    if let Some(identity) = identity {
+        property(b"Identity", identity);
+    }
     encode_frame(out, &body, false, true);
 }
 
@@ -261,6 +275,7 @@ pub fn compatible(ours: &str, theirs: &str) -> bool {
     match ours {
         "SUB" | "XSUB" => matches!(theirs, "PUB" | "XPUB"),
         "PUB" | "XPUB" => matches!(theirs, "SUB" | "XSUB"),
+        "ROUTER" => matches!(theirs, "DEALER" | "REQ" | "ROUTER"),
         _ => false,
     }
 }
@@ -361,5 +376,23 @@ mod tests {
         assert!(decode_command(&[5, b'R', b'E', b'A', b'D', b'Y', 3, b'a']).is_err());
         assert!(compatible("SUB", "PUB") && compatible("PUB", "SUB"));
         assert!(!compatible("SUB", "REQ") && !compatible("PUB", "PUB"));
+        assert!(compatible("ROUTER", "ROUTER") && !compatible("ROUTER", "PUB"));
+    }
+
+    #[test]
+    fn a_ready_with_an_identity_still_names_its_socket_type() {
+        let mut wire = Vec::new();
+        encode_ready_with(&mut wire, "ROUTER", Some(b"replier-1"));
+        let (frame, len) = decode_frame(&wire).unwrap().unwrap();
+        assert_eq!(len, wire.len());
+        let body = frame.body;
+        assert!(body.windows(8).any(|w| w == b"Identity"));
+        assert!(body.ends_with(b"\x00\x00\x00\x09replier-1"));
+        assert_eq!(
+            decode_command(body).unwrap(),
+            Command::Ready {
+                socket_type: "ROUTER".into()
+            }
+        );
     }
 }

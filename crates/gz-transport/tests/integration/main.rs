@@ -10,3 +10,5 @@ mod in_process;
 mod processes;
 // The real C++ implementation: `ign-transport-topic` (Ignition transport 11).
 mod interop;
+// Services: `ign-transport-service` and a C++ responder against ours, and our CLI.
+mod services;
