@@ -18,11 +18,15 @@ mod plant;
 pub mod sdf;
 mod sim;
 pub mod topics;
+mod world_control;
 
 pub use control::{ControlMode, PidGains};
 pub use sdf::{
     ApplyJointForceSpec, AxisSpec, JointControllerSpec, JointKind, JointSpec,
-    JointStateTopicNaming, LoadError, Location, PoseSpec, PositionControllerSpec,
+    JointStateTopicNaming, LoadError, Location, ModelSpec, PoseSpec, PositionControllerSpec,
     StatePublisherSpec, World,
 };
-pub use sim::{EffortReport, JointSnapshot, SimHandle, SimOptions, StartError, Timing};
+pub use sim::{
+    EffortReport, JointSnapshot, SimHandle, SimOptions, StartError, Timing, DEFAULT_POSE_RATE,
+};
+pub use world_control::ResetBehaviour;
