@@ -17,8 +17,9 @@ use gz_transport::MsgsPrefix;
 use tracing_subscriber::EnvFilter;
 
 /// A Gazebo stand-in: runs the world's JointPositionController, JointController,
-/// ApplyJointForce and JointStatePublisher systems over gz-transport. Includes and model:// URIs resolve through
-/// GZ_SIM_RESOURCE_PATH and the world's folder.
+/// ApplyJointForce and JointStatePublisher systems over gz-transport, with the world's
+/// control and set_pose services and its pose/info topic. Includes and model:// URIs
+/// resolve through GZ_SIM_RESOURCE_PATH and the world's folder.
 #[derive(Parser)]
 #[command(version)]
 struct Args {

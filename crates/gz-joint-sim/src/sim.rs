@@ -707,8 +707,8 @@ impl Stepper {
                 steps_since_anchor = 0;
             }
 
-            // A Harmonic reset's iteration only reloads the systems: no controller, physics
-            // or publisher runs in it (`SimulationRunner::UpdateSystems`).
+            // A Harmonic reset's iteration only resets the systems: no controller, physics
+            // or JointStatePublisher runs in it (`SimulationRunner::UpdateSystems`).
             let mut systems_run = true;
             if std::mem::take(&mut self.run.rewind) {
                 sim_time = Duration::ZERO;
@@ -762,8 +762,10 @@ impl Stepper {
             }
             if systems_run {
                 self.publish_joint_states(sim_time);
-                self.publish_poses(sim_time, woke);
             }
+            // The SceneBroadcaster has a `Reset`, which publishes: its poses go out at a
+            // Harmonic reset's iteration too.
+            self.publish_poses(sim_time, woke);
         }
         tracing::debug!(
             "step thread stopped after {} steps",
