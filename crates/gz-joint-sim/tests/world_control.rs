@@ -201,17 +201,19 @@ impl Sim {
         }
     }
 
-    /// Commands the elbow to `target` until a joint state shows it past `past`: again
-    /// every 50 states (a command sent before discovery completes is lost), not at every
-    /// state (so no command is still on its way when this returns).
+    /// Commands the elbow to `target` until a joint state shows it past `past`. The
+    /// command is repeated every 50 states (one sent before discovery completes is lost)
+    /// until the elbow moves, not after: so none is still on its way when this returns.
     fn move_elbow_past(&self, target: f64, past: f64) -> State {
         assert!(
             self.elbow.wait_for_subscribers(WAIT),
             "the simulator never subscribed to {ELBOW_CMD}"
         );
+        let start = self.next_state().elbow;
         let deadline = Instant::now() + WAIT;
+        let mut obeyed = false;
         for n in 0.. {
-            if n % 50 == 0 {
+            if !obeyed && n % 50 == 0 {
                 self.elbow
                     .publish(&msgs::Double {
                         header: None,
@@ -220,6 +222,7 @@ impl Sim {
                     .unwrap();
             }
             let s = self.next_state();
+            obeyed |= s.elbow != start;
             if s.elbow > past {
                 return s;
             }
