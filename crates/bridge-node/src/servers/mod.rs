@@ -15,6 +15,7 @@
 
 pub mod objects;
 pub mod simulator;
+mod world;
 
 use std::sync::Arc;
 use std::time::Duration;
