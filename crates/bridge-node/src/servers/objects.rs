@@ -208,10 +208,18 @@ impl PoseReports {
         let now = Instant::now();
         let first = *self.first_message.lock().get_or_insert(now);
         let mut entities = self.entities.lock();
+        let mut taken: Vec<&str> = Vec::with_capacity(entities.len());
         for pose in &poses.pose {
+            // gz-sim's pose/info lists the models first, then links and visuals, whose names
+            // repeat (a nested model named as its parent, each frame's link `frame`): an
+            // entity's world pose is the first entry of its name.
+            if taken.contains(&pose.name.as_str()) {
+                continue;
+            }
             let Some(entity) = entities.get_mut(&pose.name) else {
                 continue;
             };
+            taken.push(&pose.name);
             entity.seen = true;
             if !pose_is_finite(pose) {
                 continue; // never forwarded as a pose
