@@ -34,6 +34,30 @@ pub(crate) struct Config {
     pub srv_port: u16,
     /// Messages a subscriber's queue holds before newer ones are dropped for it.
     pub sndhwm: i32,
+    /// PLAIN credentials of our PUB (as the mechanism's server) and SUB (as its client)
+    /// connections; `None`: the NULL mechanism.
+    pub credentials: Option<Credentials>,
+}
+
+/// A user name and password for ZMTP's PLAIN mechanism, as gz-transport takes them from
+/// `GZ_TRANSPORT_USERNAME` and `GZ_TRANSPORT_PASSWORD` (`IGN_TRANSPORT_*` on Fortress): with
+/// them, a publisher accepts only subscribers that present the same pair, and a subscriber
+/// presents it. Services are not authenticated (as in gz-transport).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the password, in a log or an error.
+        write!(
+            f,
+            "Credentials {{ username: {:?}, password: <hidden> }}",
+            self.username
+        )
+    }
 }
 
 /// A source of environment variables (the process environment, or a table in tests).
@@ -147,6 +171,30 @@ impl Config {
         // GZ_TRANSPORT_RCVHWM bounds libzmq's queue between its I/O thread and the reader;
         // our receive thread reads the socket itself and queues nothing, so it has no use.
 
+        let credentials = match &options.credentials {
+            Some(c) => Some(c.clone()),
+            None => credentials_from(env)?,
+        };
+        if let Some(c) = &credentials {
+            for (name, value) in [("username", &c.username), ("password", &c.password)] {
+                if value.is_empty() || value.len() > 255 {
+                    return Err(Error::InvalidEnv {
+                        name: if name == "username" {
+                            "GZ_TRANSPORT_USERNAME"
+                        } else {
+                            "GZ_TRANSPORT_PASSWORD"
+                        },
+                        value: if name == "username" {
+                            value.clone()
+                        } else {
+                            "<hidden>".into()
+                        },
+                        reason: format!("the PLAIN {name} must be 1 to 255 bytes"),
+                    });
+                }
+            }
+        }
+
         Ok(Config {
             partition,
             namespace,
@@ -157,11 +205,52 @@ impl Config {
             msg_port,
             srv_port,
             sndhwm,
+            credentials,
         })
     }
 }
 
 /// gz-transport's default partition: `<hostname>:<username>`.
+/// The PLAIN credentials of the environment: both variables of one family (`GZ_`, else
+/// `IGN_`), or none; one without the other is an error naming the missing one (gz-transport
+/// silently runs without authentication then, which hides the mistake).
+fn credentials_from(env: Env) -> Result<Option<Credentials>, Error> {
+    for family in ["GZ", "IGN"] {
+        let user_var: &'static str = if family == "GZ" {
+            "GZ_TRANSPORT_USERNAME"
+        } else {
+            "IGN_TRANSPORT_USERNAME"
+        };
+        let pass_var: &'static str = if family == "GZ" {
+            "GZ_TRANSPORT_PASSWORD"
+        } else {
+            "IGN_TRANSPORT_PASSWORD"
+        };
+        let set = |name: &str| env(name).filter(|v| !v.is_empty());
+        match (set(user_var), set(pass_var)) {
+            (Some(username), Some(password)) => {
+                return Ok(Some(Credentials { username, password }))
+            }
+            (Some(_), None) => {
+                return Err(Error::InvalidEnv {
+                    name: user_var,
+                    value: set(user_var).unwrap_or_default(),
+                    reason: format!("{pass_var} is not set: PLAIN authentication needs both"),
+                })
+            }
+            (None, Some(_)) => {
+                return Err(Error::InvalidEnv {
+                    name: pass_var,
+                    value: "<hidden>".into(),
+                    reason: format!("{user_var} is not set: PLAIN authentication needs both"),
+                })
+            }
+            (None, None) => {}
+        }
+    }
+    Ok(None)
+}
+
 pub(crate) fn default_partition() -> String {
     format!("{}:{}", net::hostname(), net::username())
 }
@@ -249,5 +338,52 @@ mod tests {
             resolve(&[("GZ_PARTITION", "a@b")], NodeOptions::default()),
             Err(Error::InvalidPartition { .. })
         ));
+    }
+
+    #[test]
+    fn plain_credentials_come_in_pairs_from_gz_then_ign_and_are_never_shown() {
+        let none = resolve(&[], NodeOptions::default()).unwrap();
+        assert_eq!(none.credentials, None);
+        let ign = resolve(
+            &[("IGN_TRANSPORT_USERNAME", "u"), ("IGN_TRANSPORT_PASSWORD", "p")],
+            NodeOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(ign.credentials.as_ref().unwrap().username, "u");
+        let gz_first = resolve(
+            &[
+                ("GZ_TRANSPORT_USERNAME", "gz"),
+                ("GZ_TRANSPORT_PASSWORD", "pw"),
+                ("IGN_TRANSPORT_USERNAME", "ign"),
+                ("IGN_TRANSPORT_PASSWORD", "pw"),
+            ],
+            NodeOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(gz_first.credentials.as_ref().unwrap().username, "gz");
+        assert!(!format!("{gz_first:?}").contains("pw"), "the password is hidden");
+        let half = resolve(&[("GZ_TRANSPORT_PASSWORD", "p")], NodeOptions::default()).unwrap_err();
+        let message = half.to_string();
+        assert!(message.contains("GZ_TRANSPORT_USERNAME is not set"), "{message}");
+        assert!(!message.contains("\"p\""), "{message}");
+        let long = "x".repeat(256);
+        assert!(resolve(
+            &[("GZ_TRANSPORT_USERNAME", &long), ("GZ_TRANSPORT_PASSWORD", "p")],
+            NodeOptions::default()
+        )
+        .is_err());
+        // NodeOptions win over the environment.
+        let given = resolve(
+            &[("GZ_TRANSPORT_USERNAME", "env"), ("GZ_TRANSPORT_PASSWORD", "env")],
+            NodeOptions {
+                credentials: Some(Credentials {
+                    username: "opt".into(),
+                    password: "opt".into(),
+                }),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(given.credentials.unwrap().username, "opt");
     }
 }

@@ -89,6 +89,7 @@ mod hostile_tests;
 #[cfg(test)]
 mod peer_tests;
 
+pub use crate::config::Credentials;
 pub use crate::core::Delivery;
 pub use error::Error;
 pub use msgs::{GzMessage, MsgsPrefix};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::config::Config;
+use crate::config::{Config, Credentials};
 use crate::core::{Callback, Core, Delivery};
 use crate::io::{self, Outbox};
 use crate::msgs::{GzMessage, MsgsPrefix};
@@ -27,6 +27,9 @@ pub struct NodeOptions {
     pub namespace: Option<String>,
     /// Type-name prefix used for typed advertise/subscribe.
     pub msgs_prefix: MsgsPrefix,
+    /// PLAIN credentials; `None` → `GZ_TRANSPORT_USERNAME`/`PASSWORD`, else `IGN_TRANSPORT_*`,
+    /// else none (the NULL mechanism).
+    pub credentials: Option<Credentials>,
 }
 
 /// Where a received message came from.

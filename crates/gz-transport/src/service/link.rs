@@ -75,7 +75,7 @@ impl Link {
         link.stream.write_all(&hello)?;
         let mut greeting = [0u8; GREETING_LEN];
         link.stream.read_exact(&mut greeting)?;
-        zmtp::check_greeting(&greeting)?;
+        zmtp::check_greeting(&greeting, zmtp::NULL)?;
         loop {
             let (command, body) = link.next_frame()?;
             if !command {

@@ -12,3 +12,5 @@ mod processes;
 mod interop;
 // Services: `ign-transport-service` and a C++ responder against ours, and our CLI.
 mod services;
+// PLAIN authentication against the C++ peer.
+mod auth;
