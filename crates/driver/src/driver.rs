@@ -172,6 +172,7 @@ impl RobotDriverGazebo {
                 partition: config.partition.clone(),
                 namespace: None,
                 msgs_prefix: config.msgs_prefix,
+                ..Default::default()
             })
             .map_err(DriverError::Node)?,
         };

@@ -202,6 +202,7 @@ impl World {
             partition: options.partition.clone(),
             namespace: None,
             msgs_prefix: prefix,
+            ..Default::default()
         })?;
 
         let initial = Targets::initial(self);

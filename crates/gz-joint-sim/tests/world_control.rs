@@ -67,6 +67,7 @@ impl Sim {
             partition: Some(partition.clone()),
             namespace: None,
             msgs_prefix: prefix,
+            ..Default::default()
         })
         .unwrap();
         let (clock_tx, clock) = mpsc::channel();
@@ -635,6 +636,7 @@ fn a_rated_joint_state_publisher_publishes_at_every_paused_iteration_and_survive
         partition: Some(partition),
         namespace: None,
         msgs_prefix: MsgsPrefix::Gz,
+        ..Default::default()
     })
     .unwrap();
     let (tx, states) = mpsc::channel();

@@ -212,8 +212,8 @@ impl Config {
 
 /// gz-transport's default partition: `<hostname>:<username>`.
 /// The PLAIN credentials of the environment: both variables of one family (`GZ_`, else
-/// `IGN_`), or none; one without the other is an error naming the missing one (gz-transport
-/// silently runs without authentication then, which hides the mistake).
+/// `IGN_`), or none; one without the other runs without authentication, as gz-transport's
+/// `userPass` does, with a warning naming the missing one.
 fn credentials_from(env: Env) -> Result<Option<Credentials>, Error> {
     for family in ["GZ", "IGN"] {
         let user_var: &'static str = if family == "GZ" {
@@ -231,19 +231,18 @@ fn credentials_from(env: Env) -> Result<Option<Credentials>, Error> {
             (Some(username), Some(password)) => {
                 return Ok(Some(Credentials { username, password }))
             }
-            (Some(_), None) => {
-                return Err(Error::InvalidEnv {
-                    name: user_var,
-                    value: set(user_var).unwrap_or_default(),
-                    reason: format!("{pass_var} is not set: PLAIN authentication needs both"),
-                })
-            }
-            (None, Some(_)) => {
-                return Err(Error::InvalidEnv {
-                    name: pass_var,
-                    value: "<hidden>".into(),
-                    reason: format!("{user_var} is not set: PLAIN authentication needs both"),
-                })
+            // gz-transport then runs without authentication: so do we, but say so.
+            (Some(_), None) | (None, Some(_)) => {
+                let (set, unset) = if set(user_var).is_some() {
+                    (user_var, pass_var)
+                } else {
+                    (pass_var, user_var)
+                };
+                tracing::warn!(
+                    "{set} is set but {unset} is not: PLAIN authentication needs both; running \
+                     without it, as gz-transport does"
+                );
+                return Ok(None);
             }
             (None, None) => {}
         }
@@ -345,7 +344,10 @@ mod tests {
         let none = resolve(&[], NodeOptions::default()).unwrap();
         assert_eq!(none.credentials, None);
         let ign = resolve(
-            &[("IGN_TRANSPORT_USERNAME", "u"), ("IGN_TRANSPORT_PASSWORD", "p")],
+            &[
+                ("IGN_TRANSPORT_USERNAME", "u"),
+                ("IGN_TRANSPORT_PASSWORD", "p"),
+            ],
             NodeOptions::default(),
         )
         .unwrap();
@@ -361,20 +363,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(gz_first.credentials.as_ref().unwrap().username, "gz");
-        assert!(!format!("{gz_first:?}").contains("pw"), "the password is hidden");
-        let half = resolve(&[("GZ_TRANSPORT_PASSWORD", "p")], NodeOptions::default()).unwrap_err();
-        let message = half.to_string();
-        assert!(message.contains("GZ_TRANSPORT_USERNAME is not set"), "{message}");
-        assert!(!message.contains("\"p\""), "{message}");
+        assert!(
+            !format!("{gz_first:?}").contains("pw"),
+            "the password is hidden"
+        );
+        let half = resolve(&[("GZ_TRANSPORT_PASSWORD", "p")], NodeOptions::default()).unwrap();
+        assert_eq!(
+            half.credentials, None,
+            "as gz-transport: no authentication (and a warning)"
+        );
         let long = "x".repeat(256);
         assert!(resolve(
-            &[("GZ_TRANSPORT_USERNAME", &long), ("GZ_TRANSPORT_PASSWORD", "p")],
+            &[
+                ("GZ_TRANSPORT_USERNAME", &long),
+                ("GZ_TRANSPORT_PASSWORD", "p")
+            ],
             NodeOptions::default()
         )
         .is_err());
         // NodeOptions win over the environment.
         let given = resolve(
-            &[("GZ_TRANSPORT_USERNAME", "env"), ("GZ_TRANSPORT_PASSWORD", "env")],
+            &[
+                ("GZ_TRANSPORT_USERNAME", "env"),
+                ("GZ_TRANSPORT_PASSWORD", "env"),
+            ],
             NodeOptions {
                 credentials: Some(Credentials {
                     username: "opt".into(),

@@ -132,6 +132,8 @@ pub(crate) struct Counters {
     pub messages_not_sent: AtomicU64,
     pub peers_expired: AtomicU64,
     pub subscribers_connected: AtomicU64,
+    /// Connections refused for their security, either way (see [`TransportStats`]).
+    pub connections_refused: AtomicU64,
     /// Subscriptions that reached our socket, to any topic: while unchanged, no topic's
     /// count ([`Core::subscriptions`]) changed.
     pub subscriptions_reached: AtomicU64,
@@ -1023,6 +1025,7 @@ impl Core {
             messages_not_sent: get(&c.messages_not_sent),
             peers_expired: get(&c.peers_expired),
             subscribers_connected: get(&c.subscribers_connected),
+            connections_refused: get(&c.connections_refused),
         }
     }
 }

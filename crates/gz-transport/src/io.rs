@@ -46,6 +46,9 @@ const DISCONNECT_GRACE: Duration = Duration::from_secs(2);
 /// How long after a failed or lost connection to a wanted publisher we try again (libzmq's
 /// default reconnect interval).
 const RECONNECT_INTERVAL: Duration = Duration::from_millis(100);
+/// How long after a publisher refused our security (PLAIN credentials or mechanism) we try
+/// again: not a tight loop against a peer configured otherwise.
+const REFUSED_RETRY_INTERVAL: Duration = Duration::from_secs(5);
 /// TCP keepalive of every connection: a peer behind a dead link (a host that went away
 /// without closing its sockets) is found after 10 s idle plus 5 unanswered probes 2 s apart.
 /// libzmq's default (the system's: two hours) never found one in practice.
@@ -289,12 +292,8 @@ fn handshake(
                 zmtp::encode_ready(reply, side.socket_type);
                 *state = Handshake::Done;
             }
-            (zmtp::Command::Error(why), Handshake::Welcome) => {
-                // A PLAIN server says ERROR to credentials it does not take.
-                return Err(ZmtpError::Peer(format!(
-                    "{why} (our GZ_TRANSPORT_USERNAME/PASSWORD are not the publisher's)"
-                )));
-            }
+            // A PLAIN server says ERROR to credentials it does not take.
+            (zmtp::Command::Error(why), Handshake::Welcome) => return Err(ZmtpError::Refused(why)),
             (zmtp::Command::Error(why), _) => return Err(ZmtpError::Peer(why)),
             (zmtp::Command::Ping { context }, _) => zmtp::encode_pong(reply, context),
             (other, state) => {
@@ -490,6 +489,9 @@ impl Outbox {
             let mut reply = Vec::new();
             let side = publisher_side(core);
             if let Err(e) = handshake(&mut link.handshake, &mut link.received, side, &mut reply) {
+                if e.is_refusal() {
+                    bump(&core.counters.connections_refused);
+                }
                 // Best effort: the ERROR that says why, before the connection closes.
                 link.queue.bytes.extend_from_slice(&reply);
                 let _ = link.queue.flush(&mut link.stream);
@@ -600,6 +602,8 @@ struct Connection {
     batch: Vec<Found>,
     newer_topics: Vec<(usize, usize, usize)>,
     queue: SendQueue,
+    /// The handshake failed on security: retried after [`REFUSED_RETRY_INTERVAL`].
+    refused: bool,
 }
 
 /// The receiving side of a node: the receive thread's alone.
@@ -684,6 +688,7 @@ impl Inbox {
                         batch: Vec::new(),
                         newer_topics: Vec::new(),
                         queue,
+                        refused: false,
                     });
                 }
                 Err(e) => {
@@ -718,8 +723,15 @@ impl Inbox {
                     .dropped(&link.address, "a ZMTP connection", &why);
             }
             let _ = connection.stream.shutdown(Shutdown::Both);
+            // Refused for its security (another mechanism, other credentials): it will not
+            // change its mind at once, so ask again only now and then.
+            let retry = if connection.refused {
+                REFUSED_RETRY_INTERVAL
+            } else {
+                RECONNECT_INTERVAL
+            };
             link.connection = None;
-            link.retry_at = Some(Instant::now() + RECONNECT_INTERVAL);
+            link.retry_at = Some(Instant::now() + retry);
         }
     }
 }
@@ -782,19 +794,32 @@ fn service_connection(
         match connection.received.fill(&mut connection.stream) {
             Ok(true) => {}
             Ok(false) | Err(_) => {
+                if connection.handshake == Handshake::Welcome {
+                    // A PLAIN server may close on credentials it does not take, without ERROR.
+                    connection.refused = true;
+                    bump(&core.counters.connections_refused);
+                    return Err(Some(
+                        ZmtpError::Refused("closed the connection".into()).to_string(),
+                    ));
+                }
                 deliver_all(connection, core, address).map_err(Some)?;
                 return Err(None);
             }
         }
         let was_done = connection.handshake == Handshake::Done;
         let mut reply = Vec::new();
-        handshake(
+        if let Err(e) = handshake(
             &mut connection.handshake,
             &mut connection.received,
             subscriber_side(core),
             &mut reply,
-        )
-        .map_err(|e| Some(e.to_string()))?;
+        ) {
+            if e.is_refusal() {
+                connection.refused = true;
+                bump(&core.counters.connections_refused);
+            }
+            return Err(Some(e.to_string()));
+        }
         connection.queue.bytes.extend_from_slice(&reply);
         if !was_done && connection.handshake == Handshake::Done {
             // Subscribed once the publisher is READY, as a libzmq SUB does.

@@ -134,6 +134,9 @@ pub struct TransportStats {
     /// Remote subscribers that connected to one of this node's topics (NEW_CONNECTION from a
     /// subscriber not yet known): a restarted simulator shows up here.
     pub subscribers_connected: u64,
+    /// Connections refused for their security (PLAIN credentials, or another mechanism):
+    /// subscribers we refused, and publishers that refused us.
+    pub connections_refused: u64,
 }
 
 impl Node {

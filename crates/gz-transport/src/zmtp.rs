@@ -58,6 +58,8 @@ pub enum ZmtpError {
     Mechanism { ours: &'static str, theirs: String },
     /// The user name and password a PLAIN client sent are not ours.
     Credentials,
+    /// A PLAIN server refused our user name and password (its ERROR's reason).
+    Refused(String),
     /// A frame larger than [`MAX_FRAME`].
     FrameTooLarge(u64),
     /// A command that is malformed, or not the one expected now.
@@ -81,6 +83,11 @@ impl fmt::Display for ZmtpError {
                  GZ_TRANSPORT_USERNAME and GZ_TRANSPORT_PASSWORD (IGN_TRANSPORT_* on Fortress) \
                  alike on both sides, or on neither"
             ),
+            ZmtpError::Refused(why) => write!(
+                f,
+                "the publisher refused our user name and password ({why:?}): our \
+                 GZ_TRANSPORT_USERNAME/PASSWORD are not its"
+            ),
             ZmtpError::Credentials => write!(
                 f,
                 "the peer's user name and password (GZ_TRANSPORT_USERNAME/PASSWORD) are not ours"
@@ -92,6 +99,17 @@ impl fmt::Display for ZmtpError {
             }
             ZmtpError::Peer(why) => write!(f, "the peer gave up: {why:?}"),
         }
+    }
+}
+
+impl ZmtpError {
+    /// A refusal for security: the peer speaks another mechanism, or one side's PLAIN
+    /// credentials were not the other's (the peer's ERROR during PLAIN's handshake).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            ZmtpError::Mechanism { .. } | ZmtpError::Credentials | ZmtpError::Refused(_)
+        )
     }
 }
 

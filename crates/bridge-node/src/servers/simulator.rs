@@ -359,7 +359,10 @@ fn autostart(server: &SimulatorServer, shutdown: &ShutdownToken) {
             return;
         }
         // Short waits, so a stop is not held up by the search.
-        match world.gz.wait_for_service(&world.control, Duration::from_millis(500)) {
+        match world
+            .gz
+            .wait_for_service(&world.control, Duration::from_millis(500))
+        {
             Ok(true) => break,
             Ok(false) => {}
             Err(err) => {

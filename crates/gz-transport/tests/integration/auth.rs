@@ -47,6 +47,7 @@ fn only_an_ign_subscriber_with_our_credentials_reads_our_publisher() {
     let n = node(&p, Some(PASS));
     let mut right = spawn_with(&["-e", "-t", "/secret"], &p, &credentials(PASS));
     let mut wrong = spawn_with(&["-e", "-t", "/secret"], &p, &credentials("guess"));
+    let mut none = spawn_with(&["-e", "-t", "/secret"], &p, &[]);
     let publisher = n.advertise::<Double>("/secret").unwrap();
     let mut value = 0.0;
     let received = eventually(PATIENCE, || {
@@ -75,6 +76,11 @@ fn only_an_ign_subscriber_with_our_credentials_reads_our_publisher() {
         !wrong.output().lines().any(|l| l.starts_with("data:")),
         "ign topic -e with another password read {:?}",
         wrong.seen
+    );
+    assert!(
+        !none.output().lines().any(|l| l.starts_with("data:")),
+        "ign topic -e without credentials read {:?}",
+        none.seen
     );
 }
 
@@ -133,7 +139,7 @@ fn our_subscriber_with_the_credentials_reads_a_credentialed_ign_publisher_and_on
 }
 
 #[test]
-fn half_the_credentials_in_the_environment_is_an_error_naming_the_missing_one() {
+fn half_the_credentials_runs_without_authentication_as_gz_transport_and_says_so() {
     // Through a child process: the variables are the process's own.
     let p = partition("authhalf");
     let mut gz_topic = ChildGuard::spawn_env(
@@ -143,9 +149,48 @@ fn half_the_credentials_in_the_environment_is_an_error_naming_the_missing_one() 
         &[("GZ_TRANSPORT_USERNAME", USER)],
     );
     let said = gz_topic.wait_line(PATIENCE, |l| {
-        l.contains("GZ_TRANSPORT_USERNAME") && l.contains("GZ_TRANSPORT_PASSWORD is not set")
+        l.contains("GZ_TRANSPORT_USERNAME is set but GZ_TRANSPORT_PASSWORD is not")
     });
     assert!(said.is_some(), "{:?}", gz_topic.seen);
     let status = gz_topic.wait_exit(PATIENCE).expect("exits");
-    assert!(!status.success());
+    assert!(status.success());
+}
+
+#[test]
+fn a_refused_subscriber_is_counted_on_both_sides_and_retried_slowly() {
+    let p = partition("authcount");
+    let publisher_node = node(&p, Some(PASS));
+    let subscriber_node = node(&p, Some("guess"));
+    let publisher = publisher_node.advertise::<Double>("/secret").unwrap();
+    let got: Arc<Mutex<Vec<f64>>> = Arc::default();
+    let g = got.clone();
+    let _s = subscriber_node
+        .subscribe("/secret", move |m: Double, _: &MessageInfo| {
+            g.lock().unwrap().push(m.data)
+        })
+        .unwrap();
+    assert!(
+        eventually(PATIENCE, || publisher_node.stats().connections_refused >= 1
+            && subscriber_node.stats().connections_refused >= 1),
+        "both sides count the refusal: {:?} / {:?}",
+        publisher_node.stats(),
+        subscriber_node.stats()
+    );
+    let refused = subscriber_node.stats().connections_refused;
+    for k in 0..20 {
+        publisher
+            .publish(&Double {
+                header: None,
+                data: f64::from(k),
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        got.lock().unwrap().is_empty(),
+        "a wrong password never sees a message"
+    );
+    // Two seconds later: at most one more attempt (every 5 s), not twenty (every 100 ms).
+    let again = subscriber_node.stats().connections_refused - refused;
+    assert!(again <= 1, "{again} attempts in 2 s after a refusal");
 }
