@@ -11,7 +11,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::cache::Interest;
 use crate::command::{RateCommands, RateSend};
 use crate::listeners::{StateListener, StateListenerGuard, StateListeners};
-use crate::reset::{ResetWatch, Resets};
+use crate::reset::{ResetWatch, Resets, ANNOUNCEMENTS};
 use crate::source::SourceGate;
 use crate::target::{apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning};
 use crate::{
@@ -266,6 +266,7 @@ impl RobotDriverGazebo {
         let mut reset_watch = ResetWatch::new();
         let resets = self.resets.clone();
         let topic = self.config.joint_states_topic.clone();
+        let partition = self.node.partition().to_string();
         // The newest state of each read: a receive thread held back (a busy machine, many
         // robots) catches up at once instead of publishing a backlog of old states late.
         let joint_states = self
@@ -282,7 +283,7 @@ impl RobotDriverGazebo {
                         let stamp = model.header.as_ref().and_then(|header| header.stamp);
                         if let Some(reset) = reset_watch.observe(&info.publisher_address, stamp) {
                             resets.record(reset);
-                            log_reset(&topic, reset);
+                            log_reset(&partition, &topic, reset);
                         }
                         listeners.notify();
                     }
@@ -1022,9 +1023,20 @@ impl RobotDriverGazebo {
     }
 }
 
-/// The one line a world reset gets (on the receive thread, as it is seen).
-fn log_reset(topic: &str, reset: WorldReset) {
+/// The one line a world reset gets (on the receive thread, as it is seen); the other robots
+/// of the same world say it at debug level only.
+fn log_reset(partition: &str, topic: &str, reset: WorldReset) {
     let (from, to) = reset.seconds();
+    if !ANNOUNCEMENTS
+        .lock()
+        .is_news(partition, reset, Instant::now())
+    {
+        tracing::debug!(
+            "RobotDriverGazebo: the world reset is seen on [{topic}] too (sim time {from:.3} s \
+             to {to:.3} s)."
+        );
+        return;
+    }
     tracing::info!(
         "RobotDriverGazebo: Gazebo's sim time on [{topic}] went back from {from:.3} s to {to:.3} \
          s: the world was reset. A velocity or effort command in force is set to zero until a \

@@ -15,6 +15,7 @@
 //! (a paused world) is no reset either.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -98,6 +99,41 @@ impl Resets {
     }
 }
 
+/// Two resets seen this close together (wall time) in one partition, from sim times this
+/// close, are the same world's: several robots of one world, each with its stream, see it.
+const SAME_RESET_WITHIN: Duration = Duration::from_secs(2);
+const SAME_RESET_FROM_S: f64 = 1.0;
+
+/// The resets announced in this process, by partition: one line per reset of a world, not
+/// one per robot of it.
+pub(crate) struct Announcements {
+    recent: Vec<(String, Instant, f64)>,
+}
+
+impl Announcements {
+    pub const fn new() -> Self {
+        Announcements { recent: Vec::new() }
+    }
+
+    /// Whether `reset`, seen at `now` in `partition`, is news (else another stream of the same
+    /// world announced it already).
+    pub fn is_news(&mut self, partition: &str, reset: WorldReset, now: Instant) -> bool {
+        let (from, _) = reset.seconds();
+        self.recent
+            .retain(|(_, at, _)| now.saturating_duration_since(*at) < SAME_RESET_WITHIN);
+        let known = self.recent.iter().any(|(other, _, other_from)| {
+            other == partition && (other_from - from).abs() < SAME_RESET_FROM_S
+        });
+        if !known {
+            self.recent.push((partition.to_owned(), now, from));
+        }
+        !known
+    }
+}
+
+/// The process's announcements (drivers of several robots share a process).
+pub(crate) static ANNOUNCEMENTS: Mutex<Announcements> = Mutex::new(Announcements::new());
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +175,22 @@ mod tests {
         watch.observe("tcp://a:1", at(50, 0));
         assert_eq!(watch.observe("tcp://b:2", at(0, 2_000_000)), None);
         assert_eq!(watch.observe("tcp://b:2", at(0, 4_000_000)), None);
+    }
+
+    #[test]
+    fn one_worlds_reset_seen_by_several_streams_is_news_once() {
+        let reset = |from: i64| WorldReset {
+            from: SimTime { sec: from, nsec: 0 },
+            to: SimTime { sec: 0, nsec: 0 },
+        };
+        let mut announcements = Announcements::new();
+        let t0 = Instant::now();
+        assert!(announcements.is_news("p", reset(12), t0));
+        assert!(!announcements.is_news("p", reset(12), t0 + Duration::from_millis(5)));
+        // Another partition's world, or the same world reset again later: news.
+        assert!(announcements.is_news("q", reset(12), t0 + Duration::from_millis(5)));
+        assert!(announcements.is_news("p", reset(3), t0 + Duration::from_millis(10)));
+        assert!(announcements.is_news("p", reset(12), t0 + SAME_RESET_WITHIN));
     }
 
     #[test]
