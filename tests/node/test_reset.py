@@ -13,8 +13,10 @@ when it applies it, a state's publication the DDS source timestamp the node gave
 import datetime
 import re
 import subprocess
+import time
 
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -225,3 +227,32 @@ def test_a_velocity_command_in_force_is_not_latched_across_a_reset(
     send()
     world.wait_for(lambda: moving(states[-1]), START_S, 'wrist_3_joint moving again')
     assert node.count('::Target refused') == 0
+
+
+def test_on_sim_time_the_nodes_clock_its_stamps_and_diagnostics_go_on_after_a_reset(world):
+    """`use_sim_time: true` with `publish_clock`: the node's own clock follows /clock back, so
+    its `node_clock` stamps and its diagnostics (a timer of that clock) go on in the new
+    world rather than waiting for sim time to catch up with the old one."""
+    world.sim('--msgs-prefix', 'ignition.msgs.')
+    node = ur3e_bridge(world, 'gz_msgs_prefix:=ignition.msgs.', 'publish_clock:=true',
+                       'use_sim_time:=true')
+    states = record_states(world)
+    diagnostics = []
+    world.node.create_subscription(
+        DiagnosticArray, '/diagnostics',
+        lambda m: diagnostics.append((time.time(), seconds(m.header.stamp))), 10)
+    node.wait_output('::Robot initialized.', START_S)
+    # Long enough in the old world that the new one's stamps cannot be mistaken for it.
+    world.wait_for(lambda: states and states[-1][1] > 3.0 and len(diagnostics) >= 2, START_S,
+                   'three seconds of sim time and diagnostics')
+    reset = Reset(states)
+    reset_world(world, 'ur3e_world')
+    world.wait_for(lambda: reset.new_world(states), 10, "the new world's first state")
+    reset_at = time.time()
+    world.wait_for(lambda: len([d for d in diagnostics if d[0] > reset_at]) >= 2, 10,
+                   'diagnostics after the reset')
+    after = [d for d in diagnostics if d[0] > reset_at]
+    assert all(stamp < 3.0 for _, stamp in after), f'diagnostics stamped {after}'
+    stamps = [s[1] for s in reset.new_world(states)]
+    assert stamps[0] < 0.5 and all(b >= a for a, b in zip(stamps, stamps[1:]))
+    assert node.count(RESET_LINE) == 1
