@@ -51,6 +51,7 @@ struct Gazebo {
     _node: Node,
     states: Publisher<Model>,
     velocities: Arc<Mutex<Vec<f64>>>,
+    forces: Arc<Mutex<Vec<f64>>>,
     _subscriptions: Vec<Subscription>,
 }
 
@@ -66,20 +67,27 @@ impl Gazebo {
 
     /// Waits until the velocity commands received are `expected`.
     fn wait_for_velocities(&self, expected: &[f64]) {
-        let deadline = Instant::now() + PATIENCE;
-        while self.velocities.lock().len() < expected.len() {
-            assert!(
-                Instant::now() < deadline,
-                "velocity commands {:?}, expected {expected:?}",
-                self.velocities.lock()
-            );
-            thread::sleep(Duration::from_millis(5));
-        }
-        // Anything sent after them would come on the same connection soon after.
-        thread::sleep(Duration::from_millis(100));
-        assert_eq!(*self.velocities.lock(), expected);
+        wait_for_commands(&self.velocities, "velocity", expected);
     }
 }
+
+/// Waits until the commands `received` are `expected`.
+fn wait_for_commands(received: &Mutex<Vec<f64>>, what: &str, expected: &[f64]) {
+    let deadline = Instant::now() + PATIENCE;
+    while received.lock().len() < expected.len() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} commands {:?}, expected {expected:?}",
+            received.lock()
+        );
+        thread::sleep(Duration::from_millis(5));
+    }
+    // Anything sent after them would come on the same connection soon after.
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(*received.lock(), expected);
+}
+
+impl Gazebo {}
 
 /// An initialized driver whose velocity target 0.5 was sent, with a command timeout far
 /// beyond the test (only the reset may zero it).
@@ -98,7 +106,13 @@ fn driven(test: &str, forward_mode: ForwardMode) -> (RobotDriverGazebo, Gazebo) 
     .unwrap();
     let velocities = Arc::new(Mutex::new(Vec::new()));
     let received = velocities.clone();
+    let forces = Arc::new(Mutex::new(Vec::new()));
+    let received_forces = forces.clone();
     let subscriptions = vec![
+        node.subscribe(&format!("{PREFIX}j/cmd_force"), move |m: Double, _| {
+            received_forces.lock().push(m.data)
+        })
+        .unwrap(),
         node.subscribe(&format!("{PREFIX}j/cmd_vel"), move |m: Double, _| {
             received.lock().push(m.data)
         })
@@ -112,6 +126,7 @@ fn driven(test: &str, forward_mode: ForwardMode) -> (RobotDriverGazebo, Gazebo) 
         _node: node,
         states,
         velocities,
+        forces,
         _subscriptions: subscriptions,
     };
     gazebo.publish(&driver, SimTime { sec: 12, nsec: 0 });
@@ -209,4 +224,21 @@ fn a_target_given_after_the_reset_was_seen_is_kept() {
     assert!(driver.command_deadline().is_some());
     assert!(driver.forward_targets().unwrap());
     gazebo.wait_for_velocities(&[0.5, 0.0, 0.25]);
+}
+
+#[test]
+fn a_reset_zeroes_an_effort_command_in_force_too() {
+    let (driver, gazebo) = driven("reset_effort", ForwardMode::OnChange);
+    until("the effort system's subscription", || {
+        driver.check_target_joint_forces(&[2.0]).is_ok()
+    });
+    // The effort target replaces the velocity one (zeroed as the mode switches).
+    driver.set_target_joint_forces(&[2.0]).unwrap();
+    assert!(driver.forward_targets().unwrap());
+    wait_for_commands(&gazebo.forces, "effort", &[2.0]);
+    reset(&driver, &gazebo);
+    assert!(driver.forward_targets().unwrap());
+    assert!(!driver.forward_targets().unwrap());
+    wait_for_commands(&gazebo.forces, "effort", &[2.0, 0.0]);
+    gazebo.wait_for_velocities(&[0.5, 0.0]);
 }
