@@ -142,7 +142,7 @@ impl RobotDriverGazebo {
     /// Validates `config` and creates the driver, in state `Disconnected`.
     ///
     /// `node` lets several drivers share one gz-transport node (one discovery participant,
-    /// one ZeroMQ context); its message prefix, and its partition if the configuration sets
+    /// one set of sockets); its message prefix, and its partition if the configuration sets
     /// one, must match the configuration. With `None` the driver creates its own node from
     /// the configuration (partition override, else the environment).
     ///

@@ -3,7 +3,7 @@
 //!
 //! All knowledge lives in one [`State`] behind one mutex. Every change (a local call, a
 //! discovery datagram, a tick) ends in [`Core::reconcile`], which derives from the state which
-//! remote publishers we want data from and which ZeroMQ addresses the receive thread must be
+//! remote publishers we want data from and which publisher addresses the receive thread must be
 //! connected to, and sends the NEW_CONNECTION/END_CONNECTION and connect/disconnect commands
 //! for whatever changed. Lock order: `state` before `outbox` before `commands`.
 
@@ -370,7 +370,7 @@ impl Core {
             .collect();
         // Written to each subscriber's socket here, on the publishing thread; only what a
         // socket does not take is left to the receive thread. Beyond the high-water mark a
-        // slow subscriber loses messages, as from a ZeroMQ PUB.
+        // slow subscriber loses messages, as from gz-transport's (libzmq's) PUB.
         let published = self.outbox.lock().publish(&frames);
         if published.queued {
             self.command(Command::Flush);
@@ -1037,7 +1037,7 @@ fn advertised_rate(mp: &MessagePublisher) -> Option<u64> {
 }
 
 /// Whether `address` is one we may connect to: `tcp://host:port`, as gz-transport advertises,
-/// with nothing a C string or an address parser chokes on (a NUL byte once made the zmq
+/// with nothing a C string or an address parser chokes on (a NUL byte once made the libzmq
 /// binding panic, which a hostile ADVERTISE used to kill the receive thread).
 pub(crate) fn check_address(address: &str) -> Result<(), &'static str> {
     let rest = address

@@ -25,7 +25,7 @@
 //! nodes in one process find each other over loopback multicast exactly as separate processes
 //! do. A node runs two threads: *discovery* (UDP: handles datagrams as they arrive; every
 //! second sends HEARTBEAT, re-ADVERTISEs its topics and re-SUBSCRIBEs topics nobody serves;
-//! forgets peers silent for 3 s) and *receive* (owns the ZeroMQ SUB socket, which is not
+//! forgets peers silent for 3 s) and *receive* (owns the connections to publishers, which are not
 //! thread-safe, and takes connect/subscribe commands over an inproc socket). All knowledge sits
 //! in one state behind one mutex; after every change the node recomputes which publishers it
 //! wants data from, and sends NEW_CONNECTION / END_CONNECTION and connect / disconnect for what

@@ -40,7 +40,7 @@ pub struct MessageInfo {
     /// Full type name from the wire, e.g. `gz.msgs.Double`.
     pub type_name: String,
     pub partition: String,
-    /// The sending publisher's ZeroMQ address.
+    /// The sending publisher's `tcp://host:port` address.
     pub publisher_address: String,
     /// Messages on this topic from this publisher that arrived in the same read before this
     /// one, superseded by it: a [`Delivery::Latest`](crate::Delivery) subscription never got
@@ -49,7 +49,7 @@ pub struct MessageInfo {
     pub superseded: u64,
 }
 
-/// A gz-transport node: one discovery participant, one ZeroMQ context. Cheap to clone
+/// A gz-transport node: one discovery participant, one listening socket. Cheap to clone
 /// (shared handle); the transport stops when the last clone and every publisher and
 /// subscription made from it are dropped (sending BYE).
 #[derive(Clone)]
@@ -83,7 +83,7 @@ impl Drop for NodeHandle {
 /// What is known about one publisher of a topic ([`Node::topic_info`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PublisherInfo {
-    /// ZeroMQ address of its PUB socket.
+    /// The `tcp://host:port` address of its PUB socket.
     pub address: String,
     /// Advertised full type name.
     pub type_name: String,
@@ -241,7 +241,7 @@ impl Node {
         self.core().cfg.msgs_prefix
     }
 
-    /// The ZeroMQ address this node's publishers send from, e.g. `tcp://127.0.0.1:40123`.
+    /// The address this node's publishers send from, e.g. `tcp://127.0.0.1:40123`.
     pub fn address(&self) -> &str {
         &self.core().address
     }
@@ -392,7 +392,7 @@ impl Node {
 
     /// Block until a remote publisher of `topic` is known, or `timeout`; true if one is.
     /// If this node subscribes to the topic with a matching type, the connection to it has
-    /// been requested by then; ZeroMQ completes it in the background (typically well under a
+    /// been requested by then; the receive thread completes it in the background (typically well under a
     /// millisecond on one host), so the very first message may still be missed.
     pub fn wait_for_publishers(&self, topic: &str, timeout: Duration) -> bool {
         match self.fqn(topic) {
@@ -617,7 +617,7 @@ impl<M: GzMessage> Publisher<M> {
         self.raw.topic()
     }
     /// True when a message published now reaches a subscriber: one announced itself
-    /// (NEW_CONNECTION) or a subscription of this node accepts the type, and its ZeroMQ
+    /// (NEW_CONNECTION) or a subscription of this node accepts the type, and its subscription
     /// filter has reached our socket.
     pub fn has_subscribers(&self) -> bool {
         self.raw.has_subscribers()

@@ -1,7 +1,7 @@
 //! Several robots in one node: the `robots` parameter names parameter groups, one per robot
 //! (`r820_sim.joint_names`, …), and `composites` names groups that compose some of them into
 //! one more robot. All share the node (one rclrs executor) and one gz-transport node (one
-//! discovery participant, one ZeroMQ context); each robot has its own topics, its own control
+//! discovery participant, one set of sockets); each robot has its own topics, its own control
 //! loop (thread and deadline grid) and its own errors.
 //!
 //! A composite reads its parts' joint-state caches directly: no DDS hop between the robots
