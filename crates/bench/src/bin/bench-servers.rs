@@ -527,6 +527,14 @@ struct ClockWatch {
     advanced: Option<i64>,
     /// The last sim times, to tell when the clock stands still.
     recent: VecDeque<i64>,
+    /// Someone waits for the clock to stand still.
+    want_still: bool,
+}
+
+impl ClockWatch {
+    fn still(&self) -> bool {
+        self.recent.len() >= 5 && self.recent.iter().all(|&s| s == self.recent[0])
+    }
 }
 
 struct SharedClock {
@@ -565,14 +573,17 @@ impl SharedClock {
         let deadline = Instant::now() + timeout;
         let mut state = self.state.lock();
         state.recent.clear();
-        loop {
-            if state.recent.len() >= 5 && state.recent.iter().all(|&s| s == state.recent[0]) {
-                return true;
+        state.want_still = true;
+        let still = loop {
+            if state.still() {
+                break true;
             }
             if self.changed.wait_until(&mut state, deadline).timed_out() {
-                return false;
+                break state.still();
             }
-        }
+        };
+        state.want_still = false;
+        still
     }
 }
 
@@ -630,13 +641,19 @@ fn world_control(
                     state.recent.pop_front();
                 }
                 state.recent.push_back(sim);
+                // The waiting thread is woken only when what it waits for happened (not for
+                // each of the ~1000 messages a second: the monitor stays cheap).
+                let mut wake = state.want_still && state.still();
                 if let Some(armed) = state.armed_at {
                     if sim > armed && state.advanced.is_none() {
                         state.advanced = Some(arrival);
+                        wake = true;
                     }
                 }
                 drop(state);
-                shared.changed.notify_all();
+                if wake {
+                    shared.changed.notify_all();
+                }
             },
         )
         .with_context(|| format!("cannot subscribe to the Gazebo topic {clock_topic}"))?
