@@ -55,6 +55,7 @@
 
 mod cache;
 mod command;
+mod command_timer;
 mod composite;
 mod config;
 mod driver;
@@ -68,6 +69,7 @@ mod target;
 
 pub use cache::{JointSample, JointSnapshot, JointStateCache};
 pub use command::Command;
+pub use command_timer::CommandTimer;
 pub use composite::{CompositePart, PartOwnership, RobotDriverComposite};
 pub use config::{
     ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration, DEFAULT_COMMAND_TIMEOUT,
