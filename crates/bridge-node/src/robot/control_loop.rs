@@ -148,12 +148,6 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
         self.counters.snapshot(state_age(&*self.driver))
     }
 
-    /// The token that stops this robot's loop (the process's token and `set/shutdown`
-    /// trigger it).
-    pub fn shutdown_token(&self) -> &ShutdownToken {
-        &self.shutdown
-    }
-
     /// Connects and initializes the driver, then serves the robot until the shutdown token is
     /// triggered; always deinitializes and disconnects the driver before returning. Blocks
     /// the calling thread; needs the node's executor to be spun elsewhere for targets to
