@@ -703,24 +703,6 @@ impl RobotDriverGazebo {
         }
     }
 
-    /// Checks `target` as [`set_target_joint_velocities`](Self::set_target_joint_velocities)
-    /// does, without storing it.
-    ///
-    /// # Errors
-    /// The error `set_target_joint_velocities` would return.
-    pub fn check_target_joint_velocities(&self, target: &[f64]) -> Result<(), DriverError> {
-        self.check_rate_target(Command::Velocities, target)
-    }
-
-    /// Checks `target` as [`set_target_joint_forces`](Self::set_target_joint_forces) does,
-    /// without storing it.
-    ///
-    /// # Errors
-    /// The error `set_target_joint_forces` would return.
-    pub fn check_target_joint_forces(&self, target: &[f64]) -> Result<(), DriverError> {
-        self.check_rate_target(Command::Forces, target)
-    }
-
     /// Validates and stores a velocity target (rad/s or m/s per joint) that
     /// [`forward_targets`](Self::forward_targets) sends to Gazebo's JointControllers
     /// (`<joint_velocities_topic_prefix><joint>/cmd_vel`). Checks, in order: the length,
