@@ -335,6 +335,30 @@ mod tests {
         assert_eq!(receiver.receive(&twice, Instant::now(), 0), None);
     }
 
+    #[test]
+    fn a_simulation_clock_going_backwards_leaves_the_state_fresh_by_the_monotonic_clock() {
+        // Staleness is the age of the receive instant (a monotonic clock), never of Gazebo's
+        // stamp: a world reset that restarts simulation time from zero is not a stale state.
+        let cache = Arc::new(JointStateCache::new(1));
+        let mut receiver = ModelReceiver::new(cache.clone(), &names(&["a"]));
+        let stamped = |sec| Model {
+            header: Some(Header {
+                stamp: Some(SimTime { sec, nsec: 0 }),
+                data: vec![],
+            }),
+            joint: vec![joint("a", 1.0)],
+            ..Default::default()
+        };
+        receiver.receive(&stamped(1000), Instant::now(), 0);
+        let reset_at = Instant::now();
+        assert_eq!(receiver.receive(&stamped(0), reset_at, 0), Some(2));
+        let mut snapshot = JointSnapshot::new(1);
+        cache.read(&mut snapshot);
+        assert_eq!(snapshot.sim_time, Some(SimTime { sec: 0, nsec: 0 }));
+        assert_eq!(snapshot.received_at, Some(reset_at));
+        assert!(!snapshot.is_stale(std::time::Duration::from_secs(3600)));
+    }
+
     /// Warnings logged on this thread while `f` runs.
     fn capture_warnings<T>(f: impl FnOnce() -> T) -> (T, String) {
         use std::io::Write;
