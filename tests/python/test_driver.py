@@ -64,6 +64,10 @@ def test_configuration_has_the_originals_fields_our_options_and_their_defaults()
     ('initialize_timeout_sec', 0.0, 'initialize_timeout_sec must be a positive number'),
     ('forward_keepalive_sec', math.nan, 'forward_keepalive_sec must be a positive number of '
                                         'seconds or None, got NaN.'),
+    # Finite, but a deadline that far overflows the clock: refused naming the largest value.
+    ('initialize_timeout_sec', 1e18, 'longer than the longest accepted duration, 1000000000 s'),
+    ('forward_keepalive_sec', 1e18, 'longer than the longest accepted duration, 1000000000 s'),
+    ('command_timeout_sec', 1e18, 'longer than the longest accepted duration, 1000000000 s'),
 ])
 def test_bad_option_values_raise_value_error_naming_the_field(field, value, message):
     c = sas.RobotDriverGazeboConfiguration()
@@ -72,6 +76,18 @@ def test_bad_option_values_raise_value_error_naming_the_field(field, value, mess
     assert message in str(raised.value)
     with pytest.raises(ValueError):
         sas.RobotDriverGazeboConfiguration(**{field: value})
+
+
+@pytest.mark.parametrize('field', ['thread_sampling_time_sec', 'target_keepalive_sec',
+                                   'joint_limits_heartbeat_sec', 'state_timeout_sec'])
+def test_ros_configuration_durations_past_the_longest_accepted_raise_naming_it(field):
+    """Finite but far past what a deadline can hold (a panic at run time once): refused at
+    construction, naming the field and the largest accepted value."""
+    with pytest.raises(ValueError) as raised:
+        sas.RobotDriverROSConfiguration('r', **{field: 1e18})
+    assert field in str(raised.value)
+    assert 'longer than the longest accepted duration, 1000000000 s' in str(raised.value)
+    sas.RobotDriverROSConfiguration('r', **{field: 1e9})
 
 
 def test_field_types_are_checked():

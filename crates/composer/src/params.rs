@@ -133,17 +133,15 @@ impl ComposerParameters {
     }
 }
 
-/// A finite, non-negative number of seconds; `None` for 0.
+/// A finite, non-negative number of seconds, at most
+/// [`LONGEST_DURATION`](sas_robot_driver_gazebo::LONGEST_DURATION) (a deadline past what the
+/// clock holds would panic); `None` for 0.
 fn seconds(
     reader: &ParameterReader<'_>,
     name: &str,
     value: f64,
 ) -> Result<Option<Duration>, ParameterError> {
-    let duration = Duration::try_from_secs_f64(value).map_err(|_| {
-        reader.invalid(
-            name,
-            format!("{value} is not a finite, non-negative number of seconds"),
-        )
-    })?;
+    let duration = sas_robot_driver_gazebo::duration_from_secs(value)
+        .map_err(|problem| reader.invalid(name, problem))?;
     Ok((!duration.is_zero()).then_some(duration))
 }

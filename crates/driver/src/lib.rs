@@ -72,7 +72,8 @@ pub use command::Command;
 pub use command_timer::CommandTimer;
 pub use composite::{CompositePart, PartOwnership, RobotDriverComposite};
 pub use config::{
-    ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration, DEFAULT_COMMAND_TIMEOUT,
+    duration_from_secs, ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration,
+    DEFAULT_COMMAND_TIMEOUT, LONGEST_DURATION,
 };
 pub use driver::{DriverState, RobotDriverGazebo};
 pub use error::{DriverError, ErrorKind};

@@ -11,7 +11,8 @@ use std::time::Duration;
 use gz_transport::MsgsPrefix;
 use rclrs::{DeclarationError, Node, ParameterValue, ParameterVariant};
 use sas_robot_driver_gazebo::{
-    DriverError, LimitPolicy, RobotDriverGazeboConfiguration, DEFAULT_COMMAND_TIMEOUT,
+    duration_from_secs, DriverError, LimitPolicy, RobotDriverGazeboConfiguration,
+    DEFAULT_COMMAND_TIMEOUT,
 };
 
 use crate::parameters::config::DEFAULT_HEARTBEAT;
@@ -713,19 +714,15 @@ fn parse_limit_policy(name: String, value: &str) -> Result<LimitPolicy, Paramete
     }
 }
 
-/// A non-negative finite number of seconds; `Ok(None)` for 0 when `zero_means_none`, an error
-/// for 0 otherwise.
+/// A non-negative finite number of seconds, at most [`LONGEST_DURATION`] (a deadline past what
+/// the clock holds would panic); `Ok(None)` for 0 when `zero_means_none`, an error for 0
+/// otherwise.
 pub(crate) fn seconds(
     name: String,
     value: f64,
     zero_means_none: bool,
 ) -> Result<Option<Duration>, ParameterError> {
-    let Ok(duration) = Duration::try_from_secs_f64(value) else {
-        return Err(invalid(
-            name,
-            format!("{value} is not a finite, non-negative number of seconds"),
-        ));
-    };
+    let duration = duration_from_secs(value).map_err(|problem| invalid(name.clone(), problem))?;
     match (duration.is_zero(), zero_means_none) {
         (false, _) => Ok(Some(duration)),
         (true, true) => Ok(None),
@@ -763,7 +760,7 @@ mod tests {
         assert_eq!(seconds("p".into(), 0.0, true).unwrap(), None);
         let err = seconds("thread_sampling_time_sec".into(), 0.0, false).unwrap_err();
         assert!(err.to_string().contains("greater than zero"), "{err}");
-        for bad in [-0.5, f64::NAN, f64::INFINITY] {
+        for bad in [-0.5, f64::NAN, f64::INFINITY, 1e18] {
             let err = seconds("initialize_timeout_sec".into(), bad, true).unwrap_err();
             assert!(
                 err.to_string()
@@ -771,6 +768,15 @@ mod tests {
                 "{err}"
             );
         }
+        // Finite but past what a deadline (`Instant + Duration`) can hold: refused at
+        // start-up, naming the largest accepted value, instead of a panic later.
+        let err = seconds("state_timeout_sec".into(), 1e18, true).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is longer than the longest accepted duration, 1000000000 s"),
+            "{err}"
+        );
+        assert!(seconds("state_timeout_sec".into(), 1e9, true).is_ok());
     }
 
     #[test]
