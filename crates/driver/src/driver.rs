@@ -512,6 +512,16 @@ impl RobotDriverGazebo {
         self.receive_health.with_duplicates.load(Ordering::Relaxed)
     }
 
+    /// Names of the configured joints the latest Gazebo message lacked (empty if it carried
+    /// all, or none arrived yet), in configuration order.
+    pub fn absent_joints(&self) -> Vec<String> {
+        let absent = self.receive_health.absent.lock();
+        absent
+            .iter()
+            .map(|&joint| self.config.joint_names[joint].clone())
+            .collect()
+    }
+
     /// Names of the joints the latest Gazebo message lacked, and of those not yet seen with
     /// non-NaN limits, in configuration order.
     pub fn missing_joints(&self) -> Vec<String> {

@@ -80,6 +80,6 @@ pub use error::{DriverError, ErrorKind};
 pub use gz_transport::msgs::Time as SimTime;
 pub use listeners::{StateListener, StateListenerGuard, StateListeners};
 pub use receive::ModelReceiver;
-pub use robot_driver::RobotDriver;
+pub use robot_driver::{ReceiveReport, RobotDriver};
 pub use shutdown::{ShutdownToken, TriggerListener};
 pub use target::TargetOutcome;

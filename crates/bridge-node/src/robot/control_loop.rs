@@ -114,7 +114,12 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
             let driver = driver.clone();
             Box::new(move || state_age(&*driver))
         };
-        let health = Arc::new(RobotHealth::new(counters.clone(), state_age));
+        let receive = {
+            let driver = driver.clone();
+            Box::new(move || driver.receive_report())
+        };
+        let health =
+            Arc::new(RobotHealth::new(counters.clone(), state_age).with_receive_report(receive));
         let diagnostics =
             Diagnostics::new(node, &config.robot_name, health.clone(), safety.watchdog())?;
         Ok(RobotDriverRos {
