@@ -138,3 +138,65 @@ fn switching_modes_sends_the_new_command_and_stops_the_old_one() {
     );
     driver.disconnect();
 }
+
+/// Non-default velocity and effort prefixes (a world whose JointController and ApplyJointForce
+/// listen elsewhere than the position controller): targets go to `<prefix><joint>/cmd_vel`
+/// and `/cmd_force` under them, and nothing to the positions prefix's.
+#[test]
+fn velocity_and_effort_targets_use_their_own_topic_prefixes() {
+    let partition = unique_partition("prefixes");
+    let gazebo = Node::with_options(NodeOptions {
+        partition: Some(partition.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let log: Log = Arc::default();
+    let on = |topic: &'static str| {
+        let log = log.clone();
+        gazebo
+            .subscribe(topic, move |command: Double, _: &MessageInfo| {
+                log.lock().unwrap().push((topic, command.data))
+            })
+            .unwrap()
+    };
+    let _subscriptions = [
+        on("/modes/j/0/cmd_pos"),
+        on("/modes/j/cmd_vel"),
+        on("/modes/j/cmd_force"),
+        on("/velocity_controllers/j/cmd_vel"),
+        on("/effort_systems/j/cmd_force"),
+    ];
+    let states = gazebo.advertise::<Model>(STATES).unwrap();
+    let mut config = RobotDriverGazeboConfiguration::new(["j"], PREFIX, STATES);
+    config.partition = Some(partition);
+    config.joint_velocities_topic_prefix = Some("/velocity_controllers/".into());
+    config.joint_forces_topic_prefix = Some("/effort_systems/".into());
+    config.command_timeout = Duration::from_secs(60);
+    let driver = RobotDriverGazebo::new(config, None).unwrap();
+    driver.connect().unwrap();
+    assert!(states.wait_for_subscribers(PATIENCE));
+    let publishing = AtomicBool::new(true);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while publishing.load(Ordering::Relaxed) {
+                states.publish(&model()).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        driver.initialize().unwrap();
+        publishing.store(false, Ordering::Relaxed);
+    });
+    driver.set_target_joint_velocities(&[0.25]).unwrap();
+    driver.forward_targets().unwrap();
+    driver.set_target_joint_forces(&[0.75]).unwrap();
+    driver.forward_targets().unwrap();
+    assert_eq!(
+        commands_until(&log, 3, 0, "the targets under their own prefixes"),
+        [
+            ("/velocity_controllers/j/cmd_vel", 0.25),
+            ("/velocity_controllers/j/cmd_vel", 0.0),
+            ("/effort_systems/j/cmd_force", 0.75),
+        ]
+    );
+    driver.disconnect();
+}
