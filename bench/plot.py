@@ -30,7 +30,9 @@ THREAD_KINDS = [  # (label, predicate on the thread name), first match wins
 
 
 def ran(result: dict) -> list[dict]:
-    return [s for s in result['scenarios'] if s['status'] == 'run']
+    """The bridge scenarios that ran (the servers' scenarios have no joint streams: their
+    figures are in the table only)."""
+    return [s for s in result['scenarios'] if s['status'] == 'run' and 'robots' in s]
 
 
 def bridges(scenario: dict) -> list[dict]:

@@ -2,18 +2,23 @@
 
 import subprocess
 
+import pytest
+
 from conftest import ROOT
 
 VENV_BIN = ROOT / '.venv' / 'bin'
 # What CMakeLists.txt checks, less the one a test leaves out.
-INTERFACES = ['action_msgs', 'builtin_interfaces', 'diagnostic_msgs', 'rcl_interfaces',
-              'rosgraph_msgs', 'sas_msgs', 'sensor_msgs', 'std_msgs']
+INTERFACES = ['action_msgs', 'builtin_interfaces', 'diagnostic_msgs', 'geometry_msgs',
+              'rcl_interfaces', 'rosgraph_msgs', 'sas_msgs', 'sensor_msgs',
+              'simulation_interfaces', 'std_msgs', 'std_srvs']
 
 
 def test_colcon_build_without_a_sourced_ros_says_what_to_source(tmp_path):
     (tmp_path / 'src').mkdir()
     (tmp_path / 'src' / 'sas_robot_driver_gazebo').symlink_to(ROOT)
     (tmp_path / 'src' / 'sas_msgs').symlink_to('sas_robot_driver_gazebo/sas_msgs')
+    (tmp_path / 'src' / 'simulation_interfaces').symlink_to(
+        'sas_robot_driver_gazebo/simulation_interfaces')
     out = subprocess.run([VENV_BIN / 'colcon', 'build'], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300,
                          env={'PATH': '/usr/bin:/bin', 'HOME': str(tmp_path)})
@@ -47,10 +52,11 @@ def test_a_missing_interface_package_is_named_with_its_debian_package(tmp_path):
     assert 'ros-jazzy-diagnostic-msgs' in errors
 
 
-def test_a_missing_sas_msgs_says_to_put_it_into_the_workspace(tmp_path):
+@pytest.mark.parametrize('package', ['sas_msgs', 'simulation_interfaces'])
+def test_a_missing_interface_package_of_ours_says_to_put_it_into_the_workspace(tmp_path, package):
     status, errors = configure_with_interfaces(
-        tmp_path, [i for i in INTERFACES if i != 'sas_msgs'])
+        tmp_path, [i for i in INTERFACES if i != package])
     assert status != 0
-    assert 'The interface package sas_msgs is not in the sourced ROS 2 environment' \
+    assert f'The interface package {package} is not in the sourced ROS 2 environment' \
         in errors, errors
-    assert 'ln -s sas_robot_driver_gazebo/sas_msgs src/sas_msgs' in errors
+    assert f'ln -s sas_robot_driver_gazebo/{package} src/{package}' in errors

@@ -16,8 +16,9 @@ from std_msgs.msg import Float64MultiArray
 from conftest import LIB, PACKAGE, PREFIX, ROOT, SHARE, UR3E_JOINTS, WORKSPACE, executable
 
 EXECUTABLES = {'sas_robot_driver_ros_gazebo_node', 'sas_robot_driver_ros_composer_node',
+               'sas_simulator_server_gazebo_node', 'sas_object_server_gazebo_node',
                'sas_robot_driver_ros_gazebo.py', 'joint_interface_example.py',
-               'gz-joint-sim', 'gz-topic'}
+               'gz-joint-sim', 'gz-topic', 'gz-service'}
 START_S = 30      # process start + discovery, on 2 loaded cores
 MOTION_S = 30     # joints move at <= 0.25 rad/s in sim time
 R820_JOINTS = [f'joint{i}' for i in range(1, 8)]
@@ -34,6 +35,7 @@ def test_the_package_resolves_through_the_ament_index_of_the_install_space():
     assert marker.is_file()
     assert ET.parse(SHARE / 'package.xml').getroot().findtext('name') == PACKAGE
     for path in ['launch/robot_driver_server_launch.py', 'launch/longboy_launch.py',
+                 'launch/simulator_server_launch.py', 'launch/object_server_launch.py',
                  'config/config.yaml', 'config/longboy.yaml', 'config/multi_robot.yaml',
                  'sdf/ur3e_world.sdf', 'sdf/longboy_world.sdf', 'sdf/ur3e.sdf']:
         assert (SHARE / path).is_file(), path
@@ -89,6 +91,29 @@ def test_the_installed_bridge_serves_the_topic_surface_and_moves_a_joint(world, 
     world.wait_for(lambda: abs(states[-1].position[1] - target[1]) < 1e-6, MOTION_S,
                    'shoulder_lift_joint to reach its target')
     assert bridge.proc.poll() is None, bridge.output()
+
+
+def test_the_installed_servers_serve_the_installed_world(world):
+    """As their launch files start them: the installed config.yaml's blocks, under the
+    default node names; frame_x's pose from Gazebo, and the world stopped and started."""
+    from geometry_msgs.msg import PoseStamped
+    from std_srvs.srv import Trigger
+    world.sim()
+    config = SHARE / 'config' / 'config.yaml'
+    servers = [world.start([executable(name), '--ros-args', '--params-file', config])
+               for name in ('sas_object_server_gazebo_node', 'sas_simulator_server_gazebo_node')]
+    frame_x = world.subscribe(PoseStamped, '/frame_x/get/pose')
+    world.wait_for(lambda: frame_x, START_S, 'frame_x\'s pose from the object server')
+    p = frame_x[-1].pose.position
+    assert (round(p.x, 6), round(p.y, 6), round(p.z, 6)) == (0.3, 0.2, 0.3)
+    for verb in ('stop', 'start'):
+        client = world.node.create_client(
+            Trigger, f'/sas_simulator_server_gazebo_node/{verb}_simulation')
+        world.wait_for(client.service_is_ready, START_S, f'{verb}_simulation')
+        future = client.call_async(Trigger.Request())
+        world.wait_for(future.done, START_S, f'the answer of {verb}_simulation')
+        assert future.result().success, future.result().message
+    assert all(s.proc.poll() is None for s in servers), [s.output() for s in servers]
 
 
 def test_the_installed_composer_composes_the_installed_bridges(world):
@@ -170,7 +195,8 @@ def declared_arguments(tree) -> dict:
     return out
 
 
-@pytest.mark.parametrize('name', ['robot_driver_server_launch.py', 'longboy_launch.py'])
+@pytest.mark.parametrize('name', ['robot_driver_server_launch.py', 'longboy_launch.py',
+                                  'simulator_server_launch.py', 'object_server_launch.py'])
 def test_the_launch_files_use_only_jazzys_launch_api_and_installed_executables(name):
     tree = launch_file(name)
     for node in ast.walk(tree):
@@ -212,6 +238,20 @@ def test_robot_driver_server_launch_keeps_the_originals_arguments():
     conditions = [ast.unparse(keywords(c)['condition']) for c in calls(tree, 'Node')]
     assert conditions == ["IfCondition(EqualsSubstitution(implementation, 'cpp'))",
                           "IfCondition(EqualsSubstitution(implementation, 'python'))"]
+
+
+@pytest.mark.parametrize('name, node', [
+    ('simulator_server_launch.py', 'sas_simulator_server_gazebo_node'),
+    ('object_server_launch.py', 'sas_object_server_gazebo_node')])
+def test_the_server_launch_files_keep_the_originals_arguments(name, node):
+    tree = launch_file(name)
+    arguments = declared_arguments(tree)
+    assert set(arguments) == {'name', 'config_file'}
+    assert arguments['name'][0] == node
+    assert arguments['config_file'][0] == 'default_config'
+    assert [keywords(c)['executable'].value for c in calls(tree, 'Node')] == [node]
+    # The shipped config has the node's block under that default name.
+    assert f'\n{node}:\n' in (SHARE / 'config' / 'config.yaml').read_text()
 
 
 def parameter_overrides(tree) -> list[dict]:

@@ -48,6 +48,7 @@ mod error;
 mod parameters;
 mod process;
 mod robot;
+pub mod servers;
 
 pub use error::BridgeError;
 pub use parameters::config::{

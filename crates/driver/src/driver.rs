@@ -12,11 +12,12 @@ use crate::cache::Interest;
 use crate::command::{RateCommands, RateSend};
 use crate::listeners::{StateListener, StateListenerGuard, StateListeners};
 use crate::receive::ReceiveHealth;
+use crate::reset::{ResetWatch, Resets, ANNOUNCEMENTS};
 use crate::source::SourceGate;
 use crate::target::{apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning};
 use crate::{
     Command, DriverError, ForwardMode, JointSnapshot, JointStateCache, ModelReceiver,
-    RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
+    RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome, WorldReset,
 };
 
 /// How often a waiting `initialize()` logs which joints are still missing.
@@ -108,6 +109,8 @@ struct Target {
     reached_total: u64,
     /// The latest mode, and the velocity or effort target with its timeout.
     rates: RateCommands,
+    /// The world resets already applied to `rates` (see [`RobotDriverGazebo::world_resets`]).
+    resets_applied: u64,
 }
 
 /// A robot simulated in Gazebo, seen through gz-transport: joint states in from a
@@ -134,6 +137,8 @@ pub struct RobotDriverGazebo {
     foreign_joint_states: Arc<AtomicU64>,
     /// What the receive path refused (incomplete messages, duplicate joints).
     receive_health: Arc<ReceiveHealth>,
+    /// World resets seen on the joint-state stream (its sim time going back).
+    resets: Arc<Resets>,
 }
 
 impl RobotDriverGazebo {
@@ -175,6 +180,7 @@ impl RobotDriverGazebo {
                 partition: config.partition.clone(),
                 namespace: None,
                 msgs_prefix: config.msgs_prefix,
+                ..Default::default()
             })
             .map_err(DriverError::Node)?,
         };
@@ -195,10 +201,12 @@ impl RobotDriverGazebo {
                 reached: vec![0; joint_count],
                 reached_total: 0,
                 rates: RateCommands::new(joint_count, config.command_timeout),
+                resets_applied: 0,
             }),
             clamp_warning: RateLimitedWarning::new(CLAMP_WARNING_INTERVAL),
             foreign_joint_states: Arc::new(AtomicU64::new(0)),
             receive_health: Arc::default(),
+            resets: Arc::default(),
             config,
         })
     }
@@ -264,6 +272,10 @@ impl RobotDriverGazebo {
             self.foreign_joint_states.clone(),
         );
         let listeners = self.listeners.clone();
+        let mut reset_watch = ResetWatch::new();
+        let resets = self.resets.clone();
+        let topic = self.config.joint_states_topic.clone();
+        let partition = self.node.partition().to_string();
         // The newest state of each read: a receive thread held back (a busy machine, many
         // robots) catches up at once instead of publishing a backlog of old states late.
         let joint_states = self
@@ -276,6 +288,12 @@ impl RobotDriverGazebo {
                     if source.admit(&info.publisher_address, now)
                         && receiver.receive(&model, now, info.superseded).is_some()
                     {
+                        // Before the listeners: the sends they trigger apply the reset.
+                        let stamp = model.header.as_ref().and_then(|header| header.stamp);
+                        if let Some(reset) = reset_watch.observe(&info.publisher_address, stamp) {
+                            resets.record(reset);
+                            log_reset(&partition, &topic, reset);
+                        }
                         listeners.notify();
                     }
                 },
@@ -680,6 +698,7 @@ impl RobotDriverGazebo {
             return Err(DriverError::TargetBeforeInitialize { command });
         }
         let mut stored = self.target.lock();
+        self.apply_resets(&mut stored);
         let (outcome, first_clamp) = apply_limits(
             command,
             &self.config.joint_names,
@@ -826,6 +845,8 @@ impl RobotDriverGazebo {
         self.check_controllers(command)?;
         let (lower, upper) = self.config.rate_limits(command);
         let mut stored = self.target.lock();
+        // A reset seen before this target zeroes the old one, not this one.
+        self.apply_resets(&mut stored);
         // Validated into a copy: a refused target leaves the one in force untouched.
         let mut values = stored.rates.values.clone();
         let (outcome, first_clamp) = apply_limits(
@@ -846,7 +867,36 @@ impl RobotDriverGazebo {
     /// When the velocity or effort target in force times out, if one is: the control loop
     /// calls [`forward_targets`](Self::forward_targets) then (it sends zero once).
     pub fn command_deadline(&self) -> Option<Instant> {
-        self.target.lock().rates.deadline()
+        let mut target = self.target.lock();
+        self.apply_resets(&mut target);
+        target.rates.deadline()
+    }
+
+    /// How many world resets the joint states showed so far: Gazebo's sim time went back on
+    /// the stream of one publisher (`reset { all }` or `{ time_only }`). Each is logged once,
+    /// and sets a velocity or effort command in force to zero: the next
+    /// [`forward_targets`](Self::forward_targets) sends zero, and the stored velocity/effort
+    /// target is dropped until the client sends a new one (a position target stays: a place,
+    /// not a motion). A simulator restarted (a new publisher) is not counted.
+    pub fn world_resets(&self) -> u64 {
+        self.resets.count()
+    }
+
+    /// The latest world reset seen, if any (see [`world_resets`](Self::world_resets)).
+    pub fn last_world_reset(&self) -> Option<WorldReset> {
+        self.resets.last()
+    }
+
+    /// Applies the world resets the receive thread saw since the last call: the velocity or
+    /// effort command in force is owed a zero and its target dropped. Called wherever the
+    /// target is taken to be sent or replaced, so that no send after a reset is of the old
+    /// world's command, and a target accepted after it is kept.
+    fn apply_resets(&self, target: &mut Target) {
+        let resets = self.resets.count();
+        if resets != target.resets_applied {
+            target.resets_applied = resets;
+            target.rates.stop();
+        }
     }
 
     /// When [`forward_targets`](Self::forward_targets) sends the position target again as its
@@ -943,6 +993,7 @@ impl RobotDriverGazebo {
     /// Not connected; the transport has shut down.
     pub fn forward_targets(&self) -> Result<bool, DriverError> {
         let mut target = self.target.lock();
+        self.apply_resets(&mut target);
         let links = self.links.lock();
         let Some(links) = links.as_ref() else {
             return Err(DriverError::NotConnected {
@@ -991,6 +1042,27 @@ impl RobotDriverGazebo {
         // One write per simulator for all joints.
         self.publish(&sends)
     }
+}
+
+/// The one line a world reset gets (on the receive thread, as it is seen); the other robots
+/// of the same world say it at debug level only.
+fn log_reset(partition: &str, topic: &str, reset: WorldReset) {
+    let (from, to) = reset.seconds();
+    if !ANNOUNCEMENTS
+        .lock()
+        .is_news(partition, reset, Instant::now())
+    {
+        tracing::debug!(
+            "RobotDriverGazebo: the world reset is seen on [{topic}] too (sim time {from:.3} s \
+             to {to:.3} s)."
+        );
+        return;
+    }
+    tracing::info!(
+        "RobotDriverGazebo: Gazebo's sim time on [{topic}] went back from {from:.3} s to {to:.3} \
+         s: the world was reset. A velocity or effort command in force is set to zero until a \
+         new target arrives."
+    );
 }
 
 impl Drop for RobotDriverGazebo {

@@ -9,13 +9,17 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use gz_joint_sim::{EffortReport, JointStateTopicNaming, SimOptions, Timing, World};
+use gz_joint_sim::{
+    EffortReport, JointStateTopicNaming, ResetBehaviour, SimOptions, Timing, World,
+    DEFAULT_POSE_RATE,
+};
 use gz_transport::MsgsPrefix;
 use tracing_subscriber::EnvFilter;
 
 /// A Gazebo stand-in: runs the world's JointPositionController, JointController,
-/// ApplyJointForce and JointStatePublisher systems over gz-transport. Includes and model:// URIs resolve through
-/// GZ_SIM_RESOURCE_PATH and the world's folder.
+/// ApplyJointForce and JointStatePublisher systems over gz-transport, with the world's
+/// control and set_pose services and its pose/info topic. Includes and model:// URIs
+/// resolve through GZ_SIM_RESOURCE_PATH and the world's folder.
 #[derive(Parser)]
 #[command(version)]
 struct Args {
@@ -40,6 +44,19 @@ struct Args {
     /// /world/<parent>/model/<model>/joint_state).
     #[arg(long, default_value = "scoped")]
     joint_state_topic_naming: JointStateTopicNaming,
+    /// Start paused, as `gz sim` without -r: sim time stands at 0 until a world-control
+    /// request (e.g. `pause: false`) on /world/<world>/control.
+    #[arg(long)]
+    paused: bool,
+    /// What a world reset (reset { all } or { time_only }) puts back: harmonic (gz-sim 7
+    /// and later: the clock, joints, controllers and model poses) or fortress (Ignition
+    /// Gazebo 6: the clock only).
+    #[arg(long, default_value = "harmonic")]
+    reset_behaviour: ResetBehaviour,
+    /// Messages per second on /world/<world>/pose/info (the models' world poses, Pose_V);
+    /// default that of gz-sim's SceneBroadcaster.
+    #[arg(long, default_value_t = DEFAULT_POSE_RATE)]
+    pose_rate: f64,
     /// Seconds between status lines.
     #[arg(long, default_value_t = 5.0)]
     status_interval: f64,
@@ -83,6 +100,9 @@ fn run(args: Args) -> anyhow::Result<()> {
             real_time_factor: args.real_time_factor,
             report_effort: args.report_effort,
             joint_state_topic_naming: args.joint_state_topic_naming,
+            paused: args.paused,
+            reset_behaviour: args.reset_behaviour,
+            pose_rate: Some(args.pose_rate),
         })
         .context("cannot start the world")?;
     for p in &world.state_publishers {
@@ -120,11 +140,18 @@ fn run(args: Args) -> anyhow::Result<()> {
             a.topic
         );
     }
+    tracing::info!(
+        "world control on /world/{w}/control, poses set on /world/{w}/set_pose, model poses ({}) at {} Hz on /world/{w}/pose/info",
+        args.msgs_prefix.type_name("Pose_V"),
+        args.pose_rate,
+        w = world.name
+    );
     let target = sim.target_real_time_factor();
     let interval = Duration::from_secs_f64(args.status_interval);
     // Ctrl-C/SIGTERM sends on the channel; until then, a status line per interval.
     while let Err(mpsc::RecvTimeoutError::Timeout) = stop_rx.recv_timeout(interval) {
-        tracing::info!("{}", status_line(&sim.take_timing(), target));
+        let paused = if sim.paused() { "paused | " } else { "" };
+        tracing::info!("{paused}{}", status_line(&sim.take_timing(), target));
     }
     let last = sim.take_timing();
     sim.stop();

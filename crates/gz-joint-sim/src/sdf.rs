@@ -279,6 +279,18 @@ impl StatePublisherSpec {
     }
 }
 
+/// A model directly under the world: what gz-sim's `set_pose` finds by name (an entity
+/// named so whose parent is the world) and its SceneBroadcaster reports on `pose/info`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelSpec {
+    pub name: String,
+    /// Entity id (the same numbering as the joints' ids).
+    pub id: u32,
+    /// The SDF `<pose>` (or the `<include>`'s): the model's world pose at the start.
+    pub pose: PoseSpec,
+    pub is_static: bool,
+}
+
 /// A loaded, fully resolved world.
 #[derive(Clone, Debug)]
 pub struct World {
@@ -293,6 +305,8 @@ pub struct World {
     pub joint_controllers: Vec<JointControllerSpec>,
     pub force_appliers: Vec<ApplyJointForceSpec>,
     pub state_publishers: Vec<StatePublisherSpec>,
+    /// The top-level models, in SDF order.
+    pub models: Vec<ModelSpec>,
 }
 
 impl World {
@@ -1300,10 +1314,17 @@ fn resolve(mut raw: RawWorld, file: &Path, loader: &mut Loader) -> Result<World,
         joint_controllers: Vec::new(),
         force_appliers: Vec::new(),
         state_publishers: Vec::new(),
+        models: Vec::new(),
     };
     let mut chain = Vec::new();
     for model in &mut raw.models {
         flatten(model, &mut chain, false, &mut world.joints, loader)?;
+        world.models.push(ModelSpec {
+            name: model.name.clone(),
+            id: model.id,
+            pose: model.pose.spec(),
+            is_static: model.is_static,
+        });
     }
     for model in &raw.models {
         configure_plugins(model, &mut chain, &raw.name, &mut world)?;

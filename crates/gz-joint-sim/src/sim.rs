@@ -9,13 +9,16 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gz_transport::msgs::{self, GzMessage};
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, RawPublisher, Subscription};
+use gz_transport::{
+    MessageInfo, MsgsPrefix, Node, NodeOptions, RawPublisher, ServiceResponder, Subscription,
+};
 use parking_lot::Mutex;
 use prost::Message;
 
 use crate::plant::{JointState, Plant, Targets};
-use crate::sdf::{JointStateTopicNaming, World};
+use crate::sdf::{JointStateTopicNaming, PoseSpec, World};
 use crate::topics;
+use crate::world_control::{self, ResetBehaviour, RunState, RunWatch};
 
 /// What the joint states report as a joint's effort (`axis1.force`).
 ///
@@ -66,13 +69,30 @@ pub struct SimOptions {
     pub report_effort: EffortReport,
     /// The JointStatePublisher topic naming of the Gazebo to imitate.
     pub joint_state_topic_naming: JointStateTopicNaming,
+    /// Start paused (as `gz sim` without `-r`), until a world-control request unpauses.
+    pub paused: bool,
+    /// What a world reset puts back: the clock, joints and models (Harmonic, default) or
+    /// the clock only (Fortress).
+    pub reset_behaviour: ResetBehaviour,
+    /// Messages per second on `/world/<world>/pose/info`; `None` → 60, the
+    /// SceneBroadcaster's.
+    pub pose_rate: Option<f64>,
 }
+
+/// The SceneBroadcaster's `pose/info` rate (`SetMsgsPerSec(60)`, gz-sim 8 and ign-gazebo 6).
+pub const DEFAULT_POSE_RATE: f64 = 60.0;
+
+/// How long gz-sim's run loop sleeps between the iterations of a paused world (it still
+/// publishes the clock and the joint states at each one).
+const PAUSED_ITERATION: Duration = Duration::from_millis(1);
 
 /// Why a world could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error("the real-time factor must be a positive number, got {0}")]
     RealTimeFactor(f64),
+    #[error("the pose rate must be a positive number of messages per second, got {0}")]
+    PoseRate(f64),
     #[error("gz-transport: {0}")]
     Transport(gz_transport::Error),
     #[error("cannot start the simulation thread: {0}")]
@@ -120,7 +140,9 @@ pub struct SimHandle {
     joint_names: Vec<String>,
     real_time_factor: f64,
     node: Node,
+    model_names: Vec<String>,
     _subscriptions: Vec<Subscription>,
+    _services: Vec<ServiceResponder>,
 }
 
 struct Shared {
@@ -136,6 +158,14 @@ struct Shared {
     /// [`SimHandle::non_finite_commands`]).
     non_finite: AtomicU64,
     status: Mutex<Status>,
+    /// World-control requests not yet applied, in arrival order (the step thread applies
+    /// them at the end of its iteration, as gz-sim).
+    controls: Mutex<Vec<msgs::WorldControl>>,
+    /// The top-level models' world poses, in [`World::models`] order (`set_pose` writes
+    /// them, a Harmonic reset puts them back).
+    model_poses: Mutex<Vec<PoseSpec>>,
+    /// `set_pose` requests refused.
+    refused_poses: AtomicU64,
 }
 
 fn atomics(values: &[f64]) -> Vec<AtomicU64> {
@@ -150,6 +180,7 @@ fn load(from: &[AtomicU64], into: &mut [f64]) {
 
 struct Status {
     sim_time: Duration,
+    paused: bool,
     joints: Vec<JointState>,
     window: TimingWindow,
 }
@@ -162,11 +193,16 @@ impl World {
         if !(rtf.is_finite() && rtf > 0.0) {
             return Err(StartError::RealTimeFactor(rtf));
         }
+        let pose_rate = options.pose_rate.unwrap_or(DEFAULT_POSE_RATE);
+        if !(pose_rate.is_finite() && pose_rate > 0.0) {
+            return Err(StartError::PoseRate(pose_rate));
+        }
         let prefix = options.msgs_prefix;
         let node = Node::with_options(NodeOptions {
             partition: options.partition.clone(),
             namespace: None,
             msgs_prefix: prefix,
+            ..Default::default()
         })?;
 
         let initial = Targets::initial(self);
@@ -179,9 +215,13 @@ impl World {
             forces: atomics(&initial.forces),
             status: Mutex::new(Status {
                 sim_time: Duration::ZERO,
+                paused: options.paused,
                 joints: vec![JointState::default(); self.joints.len()],
                 window: TimingWindow::new(),
             }),
+            controls: Mutex::new(Vec::new()),
+            model_poses: Mutex::new(self.models.iter().map(|m| m.pose).collect()),
+            refused_poses: AtomicU64::new(0),
         });
 
         let mut subscriptions = Vec::new();
@@ -269,7 +309,16 @@ impl World {
             clock_publishers.push(node.advertise_raw(&world_clock, &clock_type)?);
         }
 
+        let services = self.advertise_world_services(&node, &shared)?;
+        let pose_publisher = match topics::world_pose_info(&self.name) {
+            Some(topic) => {
+                Some(node.advertise_raw(&topic, &prefix.type_name(msgs::PoseV::SHORT_NAME))?)
+            }
+            None => None,
+        };
+
         let stepper = Stepper {
+            world: self.clone(),
             node: node.clone(),
             plant: Plant::new(self),
             shared: shared.clone(),
@@ -282,14 +331,20 @@ impl World {
             period: self.step.div_f64(rtf),
             publish_errors: 0,
             report_effort: options.report_effort,
+            reset_behaviour: options.reset_behaviour,
+            run: RunState::new(options.paused),
+            pose_publisher,
+            pose_interval: Duration::from_secs_f64(1.0 / pose_rate),
+            last_pose_publish: None,
         };
         let thread = std::thread::Builder::new()
             .name(format!("gz-joint-sim {}", self.name))
             .spawn(move || stepper.run())
             .map_err(StartError::Thread)?;
         tracing::info!(
-            "world {:?} running: step {:?}, real-time factor {rtf}, partition {:?}, {} joints, {} controllers",
+            "world {:?} running{}: step {:?}, real-time factor {rtf}, partition {:?}, {} joints, {} controllers",
             self.name,
+            if options.paused { " (paused)" } else { "" },
             self.step,
             node.partition(),
             self.joints.len(),
@@ -303,8 +358,66 @@ impl World {
             joint_names: self.joints.iter().map(|j| j.scoped_name.clone()).collect(),
             real_time_factor: rtf,
             node,
+            model_names: self.models.iter().map(|m| m.name.clone()).collect(),
             _subscriptions: subscriptions,
+            _services: services,
         })
+    }
+
+    /// `/world/<world>/control` and `/world/<world>/set_pose`. The handlers run on
+    /// transport threads: they only queue the request (control) or check and store the pose
+    /// (set_pose) for the step thread, and answer.
+    fn advertise_world_services(
+        &self,
+        node: &Node,
+        shared: &Arc<Shared>,
+    ) -> Result<Vec<ServiceResponder>, StartError> {
+        let mut services = Vec::new();
+        let (Some(control), Some(set_pose)) = (
+            topics::world_control(&self.name),
+            topics::world_set_pose(&self.name),
+        ) else {
+            // gz-sim logs an error and offers neither for a world name no topic can carry.
+            tracing::error!(
+                "world name {:?} makes no valid service name: no world control, no set_pose",
+                self.name
+            );
+            return Ok(services);
+        };
+        let queue = shared.clone();
+        services.push(
+            node.advertise_service(&control, move |request: msgs::WorldControl| {
+                tracing::debug!("world control: {request:?}");
+                queue.controls.lock().push(request);
+                // gz-sim answers true to every request, before applying it.
+                Some(msgs::Boolean {
+                    header: None,
+                    data: true,
+                })
+            })?,
+        );
+        let shared = shared.clone();
+        let models = self.models.clone();
+        let service = set_pose.clone();
+        services.push(
+            node.advertise_service(&service, move |request: msgs::Pose| {
+                let data = match world_control::pose_request(&models, &request) {
+                    Ok((index, pose)) => {
+                        shared.model_poses.lock()[index] = pose;
+                        true
+                    }
+                    Err(e) => {
+                        let refused = shared.refused_poses.fetch_add(1, Ordering::Relaxed) + 1;
+                        tracing::warn!(
+                            "{set_pose}: request refused ({refused} so far), nothing moved: {e}"
+                        );
+                        false
+                    }
+                };
+                Some(msgs::Boolean { header: None, data })
+            })?,
+        );
+        Ok(services)
     }
 }
 
@@ -312,6 +425,22 @@ impl SimHandle {
     /// Sim time of the last completed step.
     pub fn sim_time(&self) -> Duration {
         self.shared.status.lock().sim_time
+    }
+
+    /// Whether the world is paused (as of the last iteration).
+    pub fn paused(&self) -> bool {
+        self.shared.status.lock().paused
+    }
+
+    /// A top-level model's world pose, by name.
+    pub fn model_pose(&self, name: &str) -> Option<PoseSpec> {
+        let index = self.model_names.iter().position(|n| n == name)?;
+        Some(self.shared.model_poses.lock()[index])
+    }
+
+    /// How many `set_pose` requests were refused (unknown entity, bad numbers).
+    pub fn refused_poses(&self) -> u64 {
+        self.shared.refused_poses.load(Ordering::Relaxed)
     }
 
     /// Every joint of the world, in [`World::joints`] order.
@@ -511,6 +640,8 @@ impl StatePublication {
 
 /// The step thread's state.
 struct Stepper {
+    /// What a Harmonic reset puts back.
+    world: World,
     node: Node,
     plant: Plant,
     shared: Arc<Shared>,
@@ -523,6 +654,13 @@ struct Stepper {
     period: Duration,
     publish_errors: u64,
     report_effort: EffortReport,
+    reset_behaviour: ResetBehaviour,
+    run: RunState,
+    /// `/world/<world>/pose/info`, unless the world's name makes no valid topic.
+    pose_publisher: Option<RawPublisher>,
+    /// At most one pose message per interval of wall time (gz-transport's throttle).
+    pose_interval: Duration,
+    last_pose_publish: Option<Instant>,
 }
 
 /// Falling further behind than this stops catching up (a stall, not jitter).
@@ -531,15 +669,27 @@ fn max_lag(period: Duration) -> Duration {
 }
 
 impl Stepper {
+    /// gz-sim's run loop (`SimulationRunner::Run`/`Step`): each iteration advances sim time
+    /// by a step unless paused, publishes the clock, runs the controllers and physics
+    /// (only when not paused) and the publishers (always), then applies the world-control
+    /// requests that arrived. A running world iterates on absolute deadlines; a paused one
+    /// every [`PAUSED_ITERATION`], still publishing the clock and joint states with the
+    /// same sim time.
     fn run(mut self) {
         tighten_timer_slack();
         let start = Instant::now();
+        let mut watch = RunWatch::new(!self.run.paused, start);
         let mut anchor = start;
         let mut steps_since_anchor: u32 = 0;
         let mut sim_time = Duration::ZERO;
         loop {
-            steps_since_anchor += 1;
-            let deadline = anchor + self.period * steps_since_anchor;
+            let paused = self.run.paused;
+            let deadline = if paused {
+                Instant::now() + PAUSED_ITERATION
+            } else {
+                steps_since_anchor += 1;
+                anchor + self.period * steps_since_anchor
+            };
             while !self.shared.stop.load(Ordering::Relaxed) {
                 let now = Instant::now();
                 if now >= deadline {
@@ -552,35 +702,128 @@ impl Stepper {
             }
             let woke = Instant::now();
             let lateness = woke - deadline;
-            let resync = lateness > max_lag(self.period);
+            let resync = !paused && lateness > max_lag(self.period);
             if resync {
                 anchor = woke;
                 steps_since_anchor = 0;
             }
 
-            load(&self.shared.positions, &mut self.targets.positions);
-            load(&self.shared.velocities, &mut self.targets.velocities);
-            load(&self.shared.forces, &mut self.targets.forces);
-            sim_time += self.step;
+            // A Harmonic reset's iteration only resets the systems: no controller, physics
+            // or JointStatePublisher runs in it (`SimulationRunner::UpdateSystems`).
+            let mut systems_run = true;
+            if std::mem::take(&mut self.run.rewind) {
+                sim_time = Duration::ZERO;
+                watch = RunWatch::new(!paused, woke);
+                if self.reset_behaviour == ResetBehaviour::Harmonic {
+                    self.reset_entities();
+                    systems_run = false;
+                }
+                tracing::info!(
+                    "world reset: sim time back to 0{}",
+                    match self.reset_behaviour {
+                        ResetBehaviour::Harmonic => ", joints, controllers and models as loaded",
+                        ResetBehaviour::Fortress => " (the clock only, as Fortress)",
+                    }
+                );
+            } else if !paused {
+                sim_time += self.step;
+            }
             // gz-sim publishes the clock at the start of an iteration, with that iteration's
             // sim time, before its systems run (`SimulationRunner::Step` → `PublishStats`);
             // the joint states of the same sim time follow from PostUpdate.
-            self.publish_clock(sim_time, woke - start);
-            self.plant.step(&self.targets);
+            self.publish_clock(sim_time, watch.elapsed(woke));
+            if systems_run && !paused {
+                load(&self.shared.positions, &mut self.targets.positions);
+                load(&self.shared.velocities, &mut self.targets.velocities);
+                load(&self.shared.forces, &mut self.targets.forces);
+                self.plant.step(&self.targets);
+            }
+            // The run state after this iteration: past a run-to time or a multi-step's end
+            // the world pauses, then the requests that arrived apply.
+            self.run.after_iteration(sim_time);
+            for request in std::mem::take(&mut *self.shared.controls.lock()) {
+                self.run.apply(&request, sim_time);
+            }
+            if paused && !self.run.paused {
+                // Unpaused: the first step is due a period from now, not in the past.
+                anchor = woke;
+                steps_since_anchor = 0;
+            }
+            watch.set_running(!self.run.paused, woke);
             // The status first: whoever saw a published state must find it (or a later one)
             // in `joints()`, never the step before.
             {
                 let mut status = self.shared.status.lock();
                 status.sim_time = sim_time;
+                status.paused = self.run.paused;
                 status.joints.copy_from_slice(self.plant.joints());
-                status.window.record(woke, sim_time, lateness, resync);
+                if !paused {
+                    status.window.record(woke, sim_time, lateness, resync);
+                }
             }
-            self.publish_joint_states(sim_time);
+            if systems_run {
+                self.publish_joint_states(sim_time);
+            }
+            // The SceneBroadcaster has a `Reset`, which publishes: its poses go out at a
+            // Harmonic reset's iteration too.
+            self.publish_poses(sim_time, woke);
         }
         tracing::debug!(
             "step thread stopped after {} steps",
             self.plant.iterations()
         );
+    }
+
+    /// Harmonic's reset: the entities as loaded (`ResetTo` the initial ECM: joints at rest
+    /// where they started, models at their SDF poses) and the controllers reloaded (their
+    /// SDF initial targets; a fresh controller waits one iteration again).
+    fn reset_entities(&mut self) {
+        self.plant = Plant::new(&self.world);
+        self.targets = Targets::initial(&self.world);
+        for (from, into) in [
+            (&self.targets.positions, &self.shared.positions),
+            (&self.targets.velocities, &self.shared.velocities),
+            (&self.targets.forces, &self.shared.forces),
+        ] {
+            for (value, slot) in from.iter().zip(into) {
+                slot.store(value.to_bits(), Ordering::Relaxed);
+            }
+        }
+        let mut poses = self.shared.model_poses.lock();
+        for (pose, model) in poses.iter_mut().zip(&self.world.models) {
+            *pose = model.pose;
+        }
+        for p in &mut self.state_publishers {
+            p.last_published = None;
+        }
+    }
+
+    /// The SceneBroadcaster's `pose/info`: built only when someone listens (it checks
+    /// `HasConnections`), at most once per [`Stepper::pose_interval`] of wall time, paused
+    /// or not.
+    fn publish_poses(&mut self, sim_time: Duration, now: Instant) {
+        let Some(publisher) = &self.pose_publisher else {
+            return;
+        };
+        if !publisher.has_subscribers()
+            || self
+                .last_pose_publish
+                .is_some_and(|last| now - last < self.pose_interval)
+        {
+            return;
+        }
+        self.last_pose_publish = Some(now);
+        let message = {
+            let poses = self.shared.model_poses.lock();
+            world_control::pose_info(&self.world.models, &poses, sim_time)
+        };
+        self.buffer.clear();
+        message
+            .encode(&mut self.buffer)
+            .expect("a Vec grows as needed");
+        if let Err(e) = publisher.publish_raw(&self.buffer) {
+            report_publish_error(&mut self.publish_errors, publisher.topic(), &e);
+        }
     }
 
     /// Gazebo's publishers run one after another in PostUpdate, each handing its message to
@@ -615,8 +858,11 @@ impl Stepper {
     fn encode_due_states(&mut self, sim_time: Duration) {
         let stamp = time(sim_time);
         for p in &mut self.state_publishers {
+            // As gz-sim's JointStatePublisher: skipped only while less than its period after
+            // the last one; so a paused world (same sim time) and one gone back in time
+            // (after a reset) publish at every iteration.
             p.due = match (p.min_interval, p.last_published) {
-                (Some(min), Some(last)) => sim_time - last >= min,
+                (Some(min), Some(last)) => !(sim_time > last && sim_time - last < min),
                 _ => true,
             };
             if !p.due {
@@ -711,7 +957,7 @@ fn report_publish_error(count: &mut u64, topic: &str, e: &gz_transport::Error) {
 
 /// A pose as gz-msgs carries it (`msgs::Set(Pose, math::Pose3d)`: position and orientation,
 /// no name or id).
-fn pose_message(p: &crate::sdf::PoseSpec) -> msgs::Pose {
+pub(crate) fn pose_message(p: &crate::sdf::PoseSpec) -> msgs::Pose {
     let [x, y, z] = p.position;
     let [qx, qy, qz, qw] = p.orientation;
     msgs::Pose {
@@ -732,7 +978,7 @@ fn pose_message(p: &crate::sdf::PoseSpec) -> msgs::Pose {
     }
 }
 
-fn time(d: Duration) -> msgs::Time {
+pub(crate) fn time(d: Duration) -> msgs::Time {
     msgs::Time {
         sec: d.as_secs() as i64,
         nsec: d.subsec_nanos() as i32,

@@ -96,6 +96,21 @@ pub fn world_clock(world: &str) -> Option<String> {
     as_valid_topic(&format!("/world/{world}/clock"))
 }
 
+/// gz-sim's world control service (`SimulationRunner`, `control` in the world's namespace).
+pub fn world_control(world: &str) -> Option<String> {
+    as_valid_topic(&format!("/world/{world}/control"))
+}
+
+/// UserCommands' pose service (`gz.msgs.Pose` → `gz.msgs.Boolean`).
+pub fn world_set_pose(world: &str) -> Option<String> {
+    as_valid_topic(&format!("/world/{world}/set_pose"))
+}
+
+/// SceneBroadcaster's `gz.msgs.Pose_V` topic with every model's pose.
+pub fn world_pose_info(world: &str) -> Option<String> {
+    as_valid_topic(&format!("/world/{world}/pose/info"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

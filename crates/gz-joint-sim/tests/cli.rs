@@ -197,3 +197,20 @@ fn the_velocity_and_effort_worlds_start_and_log_their_command_topics() {
         }
     }
 }
+
+#[test]
+fn a_pose_rate_that_is_not_positive_is_refused_by_name() {
+    loopback_only();
+    for rate in ["0", "-5", "NaN"] {
+        let (code, out) = run_to_exit(sim_command(
+            &sdf("ur3e_world.sdf"),
+            &partition("pose-rate"),
+            &[&format!("--pose-rate={rate}")],
+        ));
+        assert_ne!(code, 0, "--pose-rate {rate}: {out}");
+        assert!(
+            out.contains("pose rate must be a positive number"),
+            "--pose-rate {rate}: {out}"
+        );
+    }
+}

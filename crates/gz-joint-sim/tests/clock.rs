@@ -69,6 +69,7 @@ fn clocks_at(
         partition: Some(partition),
         namespace: None,
         msgs_prefix: MsgsPrefix::Ignition,
+        ..Default::default()
     })
     .unwrap();
     let (tx, rx) = mpsc::channel();

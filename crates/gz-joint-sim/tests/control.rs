@@ -56,6 +56,7 @@ impl Run {
             partition: Some(partition.clone()),
             namespace: None,
             msgs_prefix: MsgsPrefix::Ignition,
+            ..Default::default()
         })
         .unwrap();
         let (tx, samples) = mpsc::channel();

@@ -107,6 +107,7 @@ fn ign_topic_command_moves_that_joint_at_cmd_max_and_no_other() {
         partition: Some(partition.clone()),
         namespace: None,
         msgs_prefix: MsgsPrefix::Ignition,
+        ..Default::default()
     })
     .unwrap();
     let (tx, samples) = mpsc::channel::<Sample>();

@@ -27,6 +27,7 @@ fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle,
         partition: Some(partition),
         namespace: None,
         msgs_prefix: MsgsPrefix::Gz,
+        ..Default::default()
     })
     .unwrap();
     (sim, node)
@@ -205,6 +206,7 @@ fn moving_state(test: &str, effort: gz_joint_sim::EffortReport) -> msgs::Model {
         partition: Some(partition),
         namespace: None,
         msgs_prefix: MsgsPrefix::Ignition,
+        ..Default::default()
     })
     .unwrap();
     let (tx, rx) = mpsc::channel();

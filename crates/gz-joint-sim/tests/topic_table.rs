@@ -100,6 +100,7 @@ fn gz_joint_sim_publishes_the_tables_topics_in_each_naming() {
                 partition: Some(partition),
                 namespace: None,
                 msgs_prefix: MsgsPrefix::Ignition,
+                ..Default::default()
             })
             .unwrap();
             let (tx, rx) = mpsc::channel();

@@ -14,6 +14,7 @@ use crate::{Error, NodeOptions};
 pub(crate) const DEFAULT_MULTICAST_GROUP: Ipv4Addr = Ipv4Addr::new(239, 255, 0, 7);
 /// Default UDP port of topic discovery (services use 10318; we host none).
 pub(crate) const DEFAULT_MSG_PORT: u16 = 10317;
+pub(crate) const DEFAULT_SRV_PORT: u16 = 10318;
 /// ZeroMQ's and gz-transport's default high-water mark (messages queued per peer).
 pub(crate) const DEFAULT_HWM: i32 = 1000;
 
@@ -29,8 +30,34 @@ pub(crate) struct Config {
     pub interfaces: Vec<Ipv4Addr>,
     pub multicast_group: Ipv4Addr,
     pub msg_port: u16,
+    /// The discovery port of services (`GZ_DISCOVERY_SRV_PORT`, default 10318).
+    pub srv_port: u16,
     /// Messages a subscriber's queue holds before newer ones are dropped for it.
     pub sndhwm: i32,
+    /// PLAIN credentials of our PUB (as the mechanism's server) and SUB (as its client)
+    /// connections; `None`: the NULL mechanism.
+    pub credentials: Option<Credentials>,
+}
+
+/// A user name and password for ZMTP's PLAIN mechanism, as gz-transport takes them from
+/// `GZ_TRANSPORT_USERNAME` and `GZ_TRANSPORT_PASSWORD` (`IGN_TRANSPORT_*` on Fortress): with
+/// them, a publisher accepts only subscribers that present the same pair, and a subscriber
+/// presents it. Services are not authenticated (as in gz-transport).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the password, in a log or an error.
+        write!(
+            f,
+            "Credentials {{ username: {:?}, password: <hidden> }}",
+            self.username
+        )
+    }
 }
 
 /// A source of environment variables (the process environment, or a table in tests).
@@ -109,18 +136,25 @@ impl Config {
             },
         )?
         .unwrap_or(DEFAULT_MULTICAST_GROUP);
+        let port_check = |p: &u16| {
+            if *p == 0 {
+                Err("port 0 is not allowed".to_string())
+            } else {
+                Ok(())
+            }
+        };
         let msg_port = parse_env::<u16>(
             env,
             ["GZ_DISCOVERY_MSG_PORT", "IGN_DISCOVERY_MSG_PORT"],
-            |p| {
-                if *p == 0 {
-                    Err("port 0 is not allowed".into())
-                } else {
-                    Ok(())
-                }
-            },
+            port_check,
         )?
         .unwrap_or(DEFAULT_MSG_PORT);
+        let srv_port = parse_env::<u16>(
+            env,
+            ["GZ_DISCOVERY_SRV_PORT", "IGN_DISCOVERY_SRV_PORT"],
+            port_check,
+        )?
+        .unwrap_or(DEFAULT_SRV_PORT);
         let hwm_check = |v: &i32| {
             if *v >= 0 {
                 Ok(())
@@ -137,6 +171,30 @@ impl Config {
         // GZ_TRANSPORT_RCVHWM bounds libzmq's queue between its I/O thread and the reader;
         // our receive thread reads the socket itself and queues nothing, so it has no use.
 
+        let credentials = match &options.credentials {
+            Some(c) => Some(c.clone()),
+            None => credentials_from(env)?,
+        };
+        if let Some(c) = &credentials {
+            for (name, value) in [("username", &c.username), ("password", &c.password)] {
+                if value.is_empty() || value.len() > 255 {
+                    return Err(Error::InvalidEnv {
+                        name: if name == "username" {
+                            "GZ_TRANSPORT_USERNAME"
+                        } else {
+                            "GZ_TRANSPORT_PASSWORD"
+                        },
+                        value: if name == "username" {
+                            value.clone()
+                        } else {
+                            "<hidden>".into()
+                        },
+                        reason: format!("the PLAIN {name} must be 1 to 255 bytes"),
+                    });
+                }
+            }
+        }
+
         Ok(Config {
             partition,
             namespace,
@@ -145,12 +203,53 @@ impl Config {
             interfaces,
             multicast_group,
             msg_port,
+            srv_port,
             sndhwm,
+            credentials,
         })
     }
 }
 
 /// gz-transport's default partition: `<hostname>:<username>`.
+/// The PLAIN credentials of the environment: both variables of one family (`GZ_`, else
+/// `IGN_`), or none; one without the other runs without authentication, as gz-transport's
+/// `userPass` does, with a warning naming the missing one.
+fn credentials_from(env: Env) -> Result<Option<Credentials>, Error> {
+    for family in ["GZ", "IGN"] {
+        let user_var: &'static str = if family == "GZ" {
+            "GZ_TRANSPORT_USERNAME"
+        } else {
+            "IGN_TRANSPORT_USERNAME"
+        };
+        let pass_var: &'static str = if family == "GZ" {
+            "GZ_TRANSPORT_PASSWORD"
+        } else {
+            "IGN_TRANSPORT_PASSWORD"
+        };
+        let set = |name: &str| env(name).filter(|v| !v.is_empty());
+        match (set(user_var), set(pass_var)) {
+            (Some(username), Some(password)) => {
+                return Ok(Some(Credentials { username, password }))
+            }
+            // gz-transport then runs without authentication: so do we, but say so.
+            (Some(_), None) | (None, Some(_)) => {
+                let (set, unset) = if set(user_var).is_some() {
+                    (user_var, pass_var)
+                } else {
+                    (pass_var, user_var)
+                };
+                tracing::warn!(
+                    "{set} is set but {unset} is not: PLAIN authentication needs both; running \
+                     without it, as gz-transport does"
+                );
+                return Ok(None);
+            }
+            (None, None) => {}
+        }
+    }
+    Ok(None)
+}
+
 pub(crate) fn default_partition() -> String {
     format!("{}:{}", net::hostname(), net::username())
 }
@@ -238,5 +337,65 @@ mod tests {
             resolve(&[("GZ_PARTITION", "a@b")], NodeOptions::default()),
             Err(Error::InvalidPartition { .. })
         ));
+    }
+
+    #[test]
+    fn plain_credentials_come_in_pairs_from_gz_then_ign_and_are_never_shown() {
+        let none = resolve(&[], NodeOptions::default()).unwrap();
+        assert_eq!(none.credentials, None);
+        let ign = resolve(
+            &[
+                ("IGN_TRANSPORT_USERNAME", "u"),
+                ("IGN_TRANSPORT_PASSWORD", "p"),
+            ],
+            NodeOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(ign.credentials.as_ref().unwrap().username, "u");
+        let gz_first = resolve(
+            &[
+                ("GZ_TRANSPORT_USERNAME", "gz"),
+                ("GZ_TRANSPORT_PASSWORD", "pw"),
+                ("IGN_TRANSPORT_USERNAME", "ign"),
+                ("IGN_TRANSPORT_PASSWORD", "pw"),
+            ],
+            NodeOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(gz_first.credentials.as_ref().unwrap().username, "gz");
+        assert!(
+            !format!("{gz_first:?}").contains("pw"),
+            "the password is hidden"
+        );
+        let half = resolve(&[("GZ_TRANSPORT_PASSWORD", "p")], NodeOptions::default()).unwrap();
+        assert_eq!(
+            half.credentials, None,
+            "as gz-transport: no authentication (and a warning)"
+        );
+        let long = "x".repeat(256);
+        assert!(resolve(
+            &[
+                ("GZ_TRANSPORT_USERNAME", &long),
+                ("GZ_TRANSPORT_PASSWORD", "p")
+            ],
+            NodeOptions::default()
+        )
+        .is_err());
+        // NodeOptions win over the environment.
+        let given = resolve(
+            &[
+                ("GZ_TRANSPORT_USERNAME", "env"),
+                ("GZ_TRANSPORT_PASSWORD", "env"),
+            ],
+            NodeOptions {
+                credentials: Some(Credentials {
+                    username: "opt".into(),
+                    password: "opt".into(),
+                }),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(given.credentials.unwrap().username, "opt");
     }
 }

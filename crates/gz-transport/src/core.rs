@@ -132,6 +132,8 @@ pub(crate) struct Counters {
     pub messages_not_sent: AtomicU64,
     pub peers_expired: AtomicU64,
     pub subscribers_connected: AtomicU64,
+    /// Connections refused for their security, either way (see [`TransportStats`]).
+    pub connections_refused: AtomicU64,
     /// Subscriptions that reached our socket, to any topic: while unchanged, no topic's
     /// count ([`Core::subscriptions`]) changed.
     pub subscriptions_reached: AtomicU64,
@@ -1023,6 +1025,7 @@ impl Core {
             messages_not_sent: get(&c.messages_not_sent),
             peers_expired: get(&c.peers_expired),
             subscribers_connected: get(&c.subscribers_connected),
+            connections_refused: get(&c.connections_refused),
         }
     }
 }
@@ -1036,7 +1039,7 @@ fn advertised_rate(mp: &MessagePublisher) -> Option<u64> {
 /// Whether `address` is one we may connect to: `tcp://host:port`, as gz-transport advertises,
 /// with nothing a C string or an address parser chokes on (a NUL byte once made the zmq
 /// binding panic, which a hostile ADVERTISE used to kill the receive thread).
-fn check_address(address: &str) -> Result<(), &'static str> {
+pub(crate) fn check_address(address: &str) -> Result<(), &'static str> {
     let rest = address
         .strip_prefix("tcp://")
         .ok_or("is not tcp://host:port")?;
@@ -1054,7 +1057,7 @@ fn check_address(address: &str) -> Result<(), &'static str> {
 }
 
 /// The host of a `tcp://host:port` address.
-fn address_host(address: &str) -> Option<Ipv4Addr> {
+pub(crate) fn address_host(address: &str) -> Option<Ipv4Addr> {
     let rest = address.strip_prefix("tcp://")?;
     let (host, _port) = rest.rsplit_once(':')?;
     host.parse().ok()

@@ -17,9 +17,11 @@
 //! its callbacks, and every connection has TCP keepalive and no Nagle delay.
 //!
 //! Interoperability: libzmq 4.x peers (Gazebo Harmonic's gz-transport 13, Fortress's ign-
-//! transport 11) greet as ZMTP 3.1 and speak 3.0 to us, since we greet as 3.0. Only the NULL
-//! security mechanism is spoken: a Gazebo with GZ_TRANSPORT_USERNAME/PASSWORD set (PLAIN) is
-//! refused, naming the mechanism.
+//! transport 11) greet as ZMTP 3.1 and speak 3.0 to us, since we greet as 3.0. Security is
+//! gz-transport's: the NULL mechanism, or with `GZ_TRANSPORT_USERNAME`/`PASSWORD` set, PLAIN,
+//! our listening socket as its server (it checks each subscriber's user name and password)
+//! and our connections to publishers as its clients. A peer of the other mechanism or with
+//! other credentials is refused, saying which.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -32,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
 
+use crate::config::Credentials;
 use crate::core::{bump, Command, Core, Delivery, SubEntry};
 use crate::wire::DataMessage;
 use crate::zmtp::{self, ZmtpError, GREETING_LEN};
@@ -44,6 +47,9 @@ const DISCONNECT_GRACE: Duration = Duration::from_secs(2);
 /// How long after a failed or lost connection to a wanted publisher we try again (libzmq's
 /// default reconnect interval).
 const RECONNECT_INTERVAL: Duration = Duration::from_millis(100);
+/// How long after a publisher refused our security (PLAIN credentials or mechanism) we try
+/// again: not a tight loop against a peer configured otherwise.
+const REFUSED_RETRY_INTERVAL: Duration = Duration::from_secs(5);
 /// TCP keepalive of every connection: a peer behind a dead link (a host that went away
 /// without closing its sockets) is found after 10 s idle plus 5 unanswered probes 2 s apart.
 /// libzmq's default (the system's: two hours) never found one in practice.
@@ -166,18 +172,57 @@ impl SendQueue {
 enum Handshake {
     /// Waiting for the peer's greeting.
     Greeting,
-    /// Greeted; waiting for the peer's READY.
+    /// NULL: greeted; waiting for the peer's READY.
     Ready,
+    /// PLAIN server: waiting for the client's HELLO.
+    Hello,
+    /// PLAIN client: HELLO sent, waiting for WELCOME.
+    Welcome,
+    /// PLAIN server: WELCOME sent, waiting for the client's INITIATE.
+    Initiate,
+    /// PLAIN client: INITIATE sent, waiting for READY.
+    PlainReady,
     /// Both READY: messages flow.
     Done,
 }
 
+/// One side of a connection's handshake: our socket type, our mechanism's credentials, and
+/// whether we are the mechanism's server (our listening socket) or client.
+#[derive(Clone, Copy)]
+struct Side<'a> {
+    socket_type: &'static str,
+    credentials: Option<&'a Credentials>,
+    server: bool,
+}
+
+impl Side<'_> {
+    fn mechanism(&self) -> &'static str {
+        if self.credentials.is_some() {
+            zmtp::PLAIN
+        } else {
+            zmtp::NULL
+        }
+    }
+
+    /// What we send as soon as the connection is open: the greeting, and with NULL our READY.
+    fn opening(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&zmtp::greeting_with(
+            self.mechanism(),
+            self.server && self.credentials.is_some(),
+        ));
+        if self.credentials.is_none() {
+            zmtp::encode_ready(out, self.socket_type);
+        }
+    }
+}
+
 /// Takes the peer's greeting and commands off `buffer` until data messages start or the
-/// buffer runs dry; answers PINGs into `reply`. `Err` closes the connection.
+/// buffer runs dry; our answers (PLAIN's WELCOME, INITIATE, READY, PONGs) go to `reply`.
+/// `Err` closes the connection (after `reply` is sent, when it holds an ERROR).
 fn handshake(
     state: &mut Handshake,
     buffer: &mut ReceiveBuffer,
-    ours: &'static str,
+    side: Side<'_>,
     reply: &mut Vec<u8>,
 ) -> Result<(), ZmtpError> {
     if *state == Handshake::Greeting {
@@ -188,11 +233,21 @@ fn handshake(
             }
             return Ok(());
         };
-        zmtp::check_greeting(greeting.try_into().expect("64 bytes"))?;
+        // The greeting's as-server flag is not checked: libzmq decides a PLAIN connection's
+        // roles by its own socket's options, and gz-transport's publishers greet as clients
+        // (as-server 0) while they act as PLAIN servers.
+        zmtp::check_greeting(greeting.try_into().expect("64 bytes"), side.mechanism())?;
         buffer.consume(GREETING_LEN);
-        *state = Handshake::Ready;
+        *state = match side.credentials {
+            None => Handshake::Ready,
+            Some(_) if side.server => Handshake::Hello,
+            Some(c) => {
+                zmtp::encode_hello(reply, c.username.as_bytes(), c.password.as_bytes());
+                Handshake::Welcome
+            }
+        };
     }
-    while *state == Handshake::Ready {
+    while *state != Handshake::Done {
         let Some((frame, len)) = zmtp::decode_frame(buffer.data())? else {
             return Ok(());
         };
@@ -201,21 +256,50 @@ fn handshake(
                 "a message before the peer's READY".into(),
             ));
         }
-        match zmtp::decode_command(frame.body)? {
-            zmtp::Command::Ready { socket_type } => {
-                if !zmtp::compatible(ours, &socket_type) {
-                    return Err(ZmtpError::SocketType {
-                        ours,
-                        theirs: socket_type,
-                    });
-                }
+        let ours = side.socket_type;
+        let check_type = |theirs: String| {
+            if zmtp::compatible(ours, &theirs) {
+                Ok(())
+            } else {
+                Err(ZmtpError::SocketType { ours, theirs })
+            }
+        };
+        match (zmtp::decode_command(frame.body)?, *state) {
+            (zmtp::Command::Ready { socket_type }, Handshake::Ready | Handshake::PlainReady) => {
+                check_type(socket_type)?;
                 *state = Handshake::Done;
             }
-            zmtp::Command::Error(why) => return Err(ZmtpError::Peer(why)),
-            zmtp::Command::Ping { context } => zmtp::encode_pong(reply, context),
-            other => {
+            (zmtp::Command::Hello { username, password }, Handshake::Hello) => {
+                let ours = side.credentials.expect("a PLAIN server has credentials");
+                // Compared in full whatever the first difference: no timing hint either.
+                let same = |a: &[u8], b: &[u8]| {
+                    a.len() == b.len() && a.iter().zip(b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
+                };
+                if !(same(username, ours.username.as_bytes())
+                    & same(password, ours.password.as_bytes()))
+                {
+                    zmtp::encode_error(reply, "invalid username or password");
+                    return Err(ZmtpError::Credentials);
+                }
+                zmtp::encode_welcome(reply);
+                *state = Handshake::Initiate;
+            }
+            (zmtp::Command::Welcome, Handshake::Welcome) => {
+                zmtp::encode_initiate(reply, side.socket_type);
+                *state = Handshake::PlainReady;
+            }
+            (zmtp::Command::Initiate { socket_type }, Handshake::Initiate) => {
+                check_type(socket_type)?;
+                zmtp::encode_ready(reply, side.socket_type);
+                *state = Handshake::Done;
+            }
+            // A PLAIN server says ERROR to credentials it does not take.
+            (zmtp::Command::Error(why), Handshake::Welcome) => return Err(ZmtpError::Refused(why)),
+            (zmtp::Command::Error(why), _) => return Err(ZmtpError::Peer(why)),
+            (zmtp::Command::Ping { context }, _) => zmtp::encode_pong(reply, context),
+            (other, state) => {
                 return Err(ZmtpError::Command(format!(
-                    "{other:?} before the peer's READY"
+                    "{other:?} while the handshake waits for {state:?}"
                 )))
             }
         }
@@ -343,7 +427,7 @@ impl Outbox {
     }
 
     /// Accepts every pending connection; greets each.
-    fn accept(&mut self) {
+    fn accept(&mut self, core: &Core) {
         loop {
             match self.listener.accept() {
                 Ok((stream, peer)) => {
@@ -359,8 +443,7 @@ impl Outbox {
                         queue: SendQueue::default(),
                         filters: Vec::new(),
                     };
-                    link.queue.bytes.extend_from_slice(&zmtp::greeting());
-                    zmtp::encode_ready(&mut link.queue.bytes, "PUB");
+                    publisher_side(core).opening(&mut link.queue.bytes);
                     let _ = link.queue.flush(&mut link.stream);
                     self.links.push(link);
                 }
@@ -405,7 +488,14 @@ impl Outbox {
                 Ok(false) | Err(_) => return false,
             }
             let mut reply = Vec::new();
-            if let Err(e) = handshake(&mut link.handshake, &mut link.received, "PUB", &mut reply) {
+            let side = publisher_side(core);
+            if let Err(e) = handshake(&mut link.handshake, &mut link.received, side, &mut reply) {
+                if e.is_refusal() {
+                    bump(&core.counters.connections_refused);
+                }
+                // Best effort: the ERROR that says why, before the connection closes.
+                link.queue.bytes.extend_from_slice(&reply);
+                let _ = link.queue.flush(&mut link.stream);
                 core.offenders.dropped(
                     &format!("subscriber {}", link.peer),
                     "a ZMTP connection",
@@ -515,6 +605,8 @@ struct Connection {
     /// last visited message's places in the batch.
     newer_topics: Vec<(usize, usize, usize, usize)>,
     queue: SendQueue,
+    /// The handshake failed on security: retried after [`REFUSED_RETRY_INTERVAL`].
+    refused: bool,
 }
 
 /// The receiving side of a node: the receive thread's alone.
@@ -590,8 +682,7 @@ impl Inbox {
             match connect(&link.address) {
                 Ok(stream) => {
                     let mut queue = SendQueue::default();
-                    queue.bytes.extend_from_slice(&zmtp::greeting());
-                    zmtp::encode_ready(&mut queue.bytes, "SUB");
+                    subscriber_side(core).opening(&mut queue.bytes);
                     link.connection = Some(Connection {
                         stream,
                         connected: false,
@@ -600,6 +691,7 @@ impl Inbox {
                         batch: Vec::new(),
                         newer_topics: Vec::new(),
                         queue,
+                        refused: false,
                     });
                 }
                 Err(e) => {
@@ -634,9 +726,34 @@ impl Inbox {
                     .dropped(&link.address, "a ZMTP connection", &why);
             }
             let _ = connection.stream.shutdown(Shutdown::Both);
+            // Refused for its security (another mechanism, other credentials): it will not
+            // change its mind at once, so ask again only now and then.
+            let retry = if connection.refused {
+                REFUSED_RETRY_INTERVAL
+            } else {
+                RECONNECT_INTERVAL
+            };
             link.connection = None;
-            link.retry_at = Some(Instant::now() + RECONNECT_INTERVAL);
+            link.retry_at = Some(Instant::now() + retry);
         }
+    }
+}
+
+/// Our listening socket's side of a handshake: the PUB, PLAIN's server when credentials are set.
+fn publisher_side(core: &Core) -> Side<'_> {
+    Side {
+        socket_type: "PUB",
+        credentials: core.cfg.credentials.as_ref(),
+        server: true,
+    }
+}
+
+/// Our connections' side: the SUB, PLAIN's client when credentials are set.
+fn subscriber_side(core: &Core) -> Side<'_> {
+    Side {
+        socket_type: "SUB",
+        credentials: core.cfg.credentials.as_ref(),
+        server: false,
     }
 }
 
@@ -680,19 +797,32 @@ fn service_connection(
         match connection.received.fill(&mut connection.stream) {
             Ok(true) => {}
             Ok(false) | Err(_) => {
+                if connection.handshake == Handshake::Welcome {
+                    // A PLAIN server may close on credentials it does not take, without ERROR.
+                    connection.refused = true;
+                    bump(&core.counters.connections_refused);
+                    return Err(Some(
+                        ZmtpError::Refused("closed the connection".into()).to_string(),
+                    ));
+                }
                 deliver_all(connection, core, address).map_err(Some)?;
                 return Err(None);
             }
         }
         let was_done = connection.handshake == Handshake::Done;
         let mut reply = Vec::new();
-        handshake(
+        if let Err(e) = handshake(
             &mut connection.handshake,
             &mut connection.received,
-            "SUB",
+            subscriber_side(core),
             &mut reply,
-        )
-        .map_err(|e| Some(e.to_string()))?;
+        ) {
+            if e.is_refusal() {
+                connection.refused = true;
+                bump(&core.counters.connections_refused);
+            }
+            return Err(Some(e.to_string()));
+        }
         connection.queue.bytes.extend_from_slice(&reply);
         if !was_done && connection.handshake == Handshake::Done {
             // Subscribed once the publisher is READY, as a libzmq SUB does.
@@ -1075,7 +1205,7 @@ pub(crate) fn receive_loop(core: Arc<Core>, mut wake: UnixStream, linger: Durati
             outbox.links.retain(|_| *kept.next().unwrap_or(&true));
             subscriptions_changed |= keep.contains(&false);
             if accept {
-                outbox.accept();
+                outbox.accept(&core);
             }
         }
         if subscriptions_changed {

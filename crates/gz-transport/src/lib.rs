@@ -1,6 +1,7 @@
 //! Pure-Rust gz-transport: talks to Gazebo (Harmonic, `gz.msgs.*`) and Ignition Fortress
 //! (`ignition.msgs.*`) transport peers over the real wire protocol, version 10:
-//! UDP multicast discovery (239.255.0.7:10317) and ZeroMQ PUB/SUB with protobuf payloads.
+//! UDP multicast discovery (239.255.0.7:10317, services on :10318), PUB/SUB topics and
+//! request/response services over ZMTP (ZeroMQ's wire protocol) with protobuf payloads.
 //! It knows nothing of ROS or Python.
 //!
 //! ```no_run
@@ -43,18 +44,24 @@
 //! is not lost. Bad incoming datagrams and frames are dropped, counted in [`TransportStats`]
 //! and logged at debug level; they never panic or stop the node.
 //!
+//! Services ([`Node::advertise_service`], [`Node::request`], [`Node::service_list`]) are the
+//! `service` module's: a discovery of their own on the service port and blocking ROUTER
+//! connections, started only when a node first uses them (see its module doc for the wire
+//! format). A call never waits past its timeout; each failure is a [`ServiceError`] naming
+//! the service and what went wrong.
+//!
 //! # Environment
 //!
 //! Each variable is read under its Harmonic name first, then its Fortress name:
 //! `GZ_PARTITION`/`IGN_PARTITION` (default `hostname:username`), `GZ_IP`/`IGN_IP` (the
 //! interface to use and advertise; default: every multicast-capable interface, advertising the
 //! first non-loopback one — never `0.0.0.0`), `GZ_DISCOVERY_MULTICAST_IP`,
-//! `GZ_DISCOVERY_MSG_PORT`, `GZ_TRANSPORT_SNDHWM`, `GZ_TRANSPORT_RCVHWM` (and their `IGN_`
+//! `GZ_DISCOVERY_MSG_PORT`, `GZ_DISCOVERY_SRV_PORT`, `GZ_TRANSPORT_SNDHWM`, `GZ_TRANSPORT_RCVHWM` (and their `IGN_`
 //! forms). An invalid value is an [`Error::InvalidEnv`] naming the variable.
 //!
 //! # Not supported
 //!
-//! Services (DEALER/ROUTER), relays (`GZ_RELAY`), publisher throttling, and topic statistics
+//! Relays (`GZ_RELAY`), publisher throttling, and topic statistics
 //! (`GZ_TRANSPORT_TOPIC_STATISTICS=1` peers speak wire version 110; their datagrams are
 //! dropped and counted, as C++ peers without statistics do).
 
@@ -67,6 +74,7 @@ mod names;
 mod net;
 mod node;
 mod offenders;
+mod service;
 pub mod text;
 mod threads;
 mod wire;
@@ -81,10 +89,12 @@ mod hostile_tests;
 #[cfg(test)]
 mod peer_tests;
 
+pub use crate::config::Credentials;
 pub use crate::core::Delivery;
 pub use error::Error;
 pub use msgs::{GzMessage, MsgsPrefix};
 pub use node::{
-    MessageInfo, Node, NodeOptions, Publisher, PublisherInfo, RawPublisher, SubscriberInfo,
-    Subscription, TransportStats,
+    MessageInfo, Node, NodeOptions, Publisher, PublisherInfo, RawPublisher, ServiceResponder,
+    SubscriberInfo, Subscription, TransportStats,
 };
+pub use service::{ServiceError, ServiceInfo, ServiceStats};

@@ -277,7 +277,93 @@ pub struct Clock {
     pub sim: Option<Time>,
 }
 
-gz_message!(Time, Header, Double, Vector3d, Quaternion, Pose, Axis, Joint, Model, Clock);
+/// `gz.msgs.Boolean`: what world control and `set_pose` answer.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Boolean {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(bool, tag = "2")]
+    pub data: bool,
+}
+
+/// `gz.msgs.Empty`: the response type of a one-way service (no response is sent).
+#[derive(Clone, Copy, PartialEq, prost::Message)]
+pub struct Empty {
+    #[prost(bool, tag = "1")]
+    pub unused: bool,
+}
+
+/// `gz.msgs.StringMsg`
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StringMsg {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(string, tag = "2")]
+    pub data: String,
+}
+
+/// `gz.msgs.WorldReset`: which part of the world a reset puts back.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct WorldReset {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(bool, tag = "2")]
+    pub all: bool,
+    #[prost(bool, tag = "3")]
+    pub time_only: bool,
+    #[prost(bool, tag = "4")]
+    pub model_only: bool,
+}
+
+/// `gz.msgs.WorldControl`: the request of `/world/<world>/control`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct WorldControl {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(bool, tag = "2")]
+    pub pause: bool,
+    #[prost(bool, tag = "3")]
+    pub step: bool,
+    #[prost(uint32, tag = "4")]
+    pub multi_step: u32,
+    #[prost(message, optional, tag = "5")]
+    pub reset: Option<WorldReset>,
+    #[prost(uint32, tag = "6")]
+    pub seed: u32,
+    #[prost(message, optional, tag = "7")]
+    pub run_to_sim_time: Option<Time>,
+}
+
+/// `gz.msgs.Pose_V`: many poses, e.g. every entity's world pose.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PoseV {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<Header>,
+    #[prost(message, repeated, tag = "2")]
+    pub pose: Vec<Pose>,
+}
+
+impl GzMessage for PoseV {
+    const SHORT_NAME: &'static str = "Pose_V";
+}
+
+gz_message!(
+    Time,
+    Header,
+    Double,
+    Vector3d,
+    Quaternion,
+    Pose,
+    Axis,
+    Joint,
+    Model,
+    Clock,
+    Boolean,
+    Empty,
+    StringMsg,
+    WorldReset,
+    WorldControl,
+);
 
 #[cfg(test)]
 mod tests {

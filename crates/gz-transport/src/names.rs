@@ -26,6 +26,16 @@ fn invalid_reason(name: &str) -> Option<&'static str> {
 }
 
 /// Check a partition name; `""` is not allowed (callers substitute the default first).
+/// A full message type name as sent on the wire: non-empty, no white space.
+pub(crate) fn check_type_name(type_name: &str) -> Result<(), Error> {
+    if type_name.is_empty() || type_name.chars().any(char::is_whitespace) {
+        return Err(Error::InvalidTypeName {
+            type_name: type_name.to_owned(),
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn check_partition(partition: &str) -> Result<(), Error> {
     let reason = if partition.is_empty() {
         Some("is empty")

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::config::Config;
+use crate::config::{Config, Credentials};
 use crate::core::{Callback, Core, Delivery};
 use crate::io::{self, Outbox};
 use crate::msgs::{GzMessage, MsgsPrefix};
 use crate::net::DiscoverySockets;
+use crate::service::{Handler, ServiceError, ServiceInfo, ServiceRuntime, ServiceStats, Services};
 use crate::threads;
 use crate::Error;
 
@@ -26,6 +27,9 @@ pub struct NodeOptions {
     pub namespace: Option<String>,
     /// Type-name prefix used for typed advertise/subscribe.
     pub msgs_prefix: MsgsPrefix,
+    /// PLAIN credentials; `None` → `GZ_TRANSPORT_USERNAME`/`PASSWORD`, else `IGN_TRANSPORT_*`,
+    /// else none (the NULL mechanism).
+    pub credentials: Option<Credentials>,
 }
 
 /// Where a received message came from.
@@ -57,10 +61,13 @@ pub struct Node {
 struct NodeHandle {
     core: Arc<Core>,
     threads: Vec<JoinHandle<()>>,
+    /// The service side, started by the first service call of this node.
+    services: parking_lot::Mutex<Option<Arc<ServiceRuntime>>>,
 }
 
 impl Drop for NodeHandle {
     fn drop(&mut self) {
+        self.services.lock().take();
         self.core.bye();
         self.core.stop();
         let me = std::thread::current().id();
@@ -127,6 +134,9 @@ pub struct TransportStats {
     /// Remote subscribers that connected to one of this node's topics (NEW_CONNECTION from a
     /// subscriber not yet known): a restarted simulator shows up here.
     pub subscribers_connected: u64,
+    /// Connections refused for their security (PLAIN credentials, or another mechanism):
+    /// subscribers we refused, and publishers that refused us.
+    pub connections_refused: u64,
 }
 
 impl Node {
@@ -205,6 +215,7 @@ impl Node {
             handle: Arc::new(NodeHandle {
                 core,
                 threads: vec![receive, discovery],
+                services: parking_lot::Mutex::new(None),
             }),
         })
     }
@@ -254,11 +265,7 @@ impl Node {
     /// # Errors
     /// An invalid topic name, or the topic is already advertised by this node.
     pub fn advertise_raw(&self, topic: &str, type_name: &str) -> Result<RawPublisher, Error> {
-        if type_name.is_empty() || type_name.chars().any(char::is_whitespace) {
-            return Err(Error::InvalidTypeName {
-                type_name: type_name.to_owned(),
-            });
-        }
+        crate::names::check_type_name(type_name)?;
         let (topic, fqn) = self.fqn(topic)?;
         let id = self.core().advertise(&fqn, type_name)?;
         Ok(RawPublisher {
@@ -424,6 +431,175 @@ impl Node {
     /// Counters of received, dropped and published traffic.
     pub fn stats(&self) -> TransportStats {
         self.core().stats()
+    }
+
+    // ---- services ----------------------------------------------------------------------------
+
+    /// The service side, started on first use (discovery on the service port and two
+    /// listening sockets): a node that never touches services pays nothing for them.
+    fn services(&self) -> Result<Arc<Services>, Error> {
+        let mut slot = self.handle.services.lock();
+        if let Some(runtime) = &*slot {
+            return Ok(runtime.services.clone());
+        }
+        let core = self.core();
+        let runtime = ServiceRuntime::start(
+            core.cfg.clone(),
+            core.process_uuid.clone(),
+            core.node_uuid.clone(),
+        )?;
+        let services = runtime.services.clone();
+        *slot = Some(Arc::new(runtime));
+        Ok(services)
+    }
+
+    /// Offer service `service`: each request is decoded as `Req` and given to `handler`, whose
+    /// `Some(response)` is sent back; `None` tells the requester the call failed (so does a
+    /// request that does not decode as `Req`). Dropping the returned handle withdraws it.
+    pub fn advertise_service<Req, Rep, F>(
+        &self,
+        service: &str,
+        mut handler: F,
+    ) -> Result<ServiceResponder, Error>
+    where
+        Req: GzMessage,
+        Rep: GzMessage,
+        F: FnMut(Req) -> Option<Rep> + Send + 'static,
+    {
+        let prefix = self.msgs_prefix();
+        let name = service.to_owned();
+        let raw: Handler = Box::new(move |bytes: &[u8]| match Req::decode(bytes) {
+            Ok(request) => handler(request).map(|r| r.encode_to_vec()),
+            Err(e) => {
+                tracing::warn!(service = %name, error = %e, "a request that is not a valid {} refused", Req::SHORT_NAME);
+                None
+            }
+        });
+        self.advertise_service_raw(
+            service,
+            &prefix.type_name(Req::SHORT_NAME),
+            &prefix.type_name(Rep::SHORT_NAME),
+            raw,
+        )
+    }
+
+    /// [`advertise_service`](Self::advertise_service) on bytes, with full type names.
+    pub fn advertise_service_raw(
+        &self,
+        service: &str,
+        request_type: &str,
+        response_type: &str,
+        handler: Handler,
+    ) -> Result<ServiceResponder, Error> {
+        for t in [request_type, response_type] {
+            crate::names::check_type_name(t)?;
+        }
+        let (name, fqn) = self.fqn(service)?;
+        let services = self.services()?;
+        let id = services.advertise(&fqn, request_type, response_type, handler)?;
+        Ok(ServiceResponder {
+            node: self.clone(),
+            services,
+            service: name,
+            fqn,
+            id,
+        })
+    }
+
+    /// Call service `service` with `request` and wait for its response: at most `timeout` in
+    /// all, for a responder to be discovered and to answer. Never hangs past `timeout`.
+    pub fn request<Req: GzMessage, Rep: GzMessage>(
+        &self,
+        service: &str,
+        request: &Req,
+        timeout: Duration,
+    ) -> Result<Rep, ServiceError> {
+        let prefix = self.msgs_prefix();
+        let response_type = prefix.type_name(Rep::SHORT_NAME);
+        let bytes = self.request_raw(
+            service,
+            &prefix.type_name(Req::SHORT_NAME),
+            &request.encode_to_vec(),
+            &response_type,
+            timeout,
+        )?;
+        Rep::decode(bytes.as_slice()).map_err(|e| ServiceError::Decode {
+            service: service.to_owned(),
+            type_name: response_type,
+            reason: e.to_string(),
+        })
+    }
+
+    /// [`request`](Self::request) on bytes, with full type names. A response type ending in
+    /// `Empty` makes the call one-way: it returns once the request is sent.
+    pub fn request_raw(
+        &self,
+        service: &str,
+        request_type: &str,
+        request: &[u8],
+        response_type: &str,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, ServiceError> {
+        for t in [request_type, response_type] {
+            crate::names::check_type_name(t)?;
+        }
+        let (name, fqn) = self.fqn(service)?;
+        self.services()?
+            .request(&name, &fqn, request_type, request, response_type, timeout)
+    }
+
+    /// Services of this partition with a known responder, sorted. Listening starts at the
+    /// first call: responders re-advertise every second, so a fresh node needs that long.
+    pub fn service_list(&self) -> Result<Vec<String>, Error> {
+        Ok(self.services()?.list())
+    }
+
+    /// The responders known for `service`.
+    pub fn service_info(&self, service: &str) -> Result<Vec<ServiceInfo>, Error> {
+        let (_, fqn) = self.fqn(service)?;
+        Ok(self.services()?.info(&fqn))
+    }
+
+    /// Block until a responder of `service` in another node is known, or `timeout`.
+    pub fn wait_for_service(&self, service: &str, timeout: Duration) -> Result<bool, Error> {
+        let (_, fqn) = self.fqn(service)?;
+        Ok(self.services()?.wait_for_responder(&fqn, timeout))
+    }
+
+    /// Counters of this node's service traffic (zero until services are first used).
+    pub fn service_stats(&self) -> ServiceStats {
+        self.handle
+            .services
+            .lock()
+            .as_ref()
+            .map(|r| r.services.stats())
+            .unwrap_or_default()
+    }
+}
+
+/// A service this node offers; dropping it withdraws the service (UNADVERTISE).
+pub struct ServiceResponder {
+    node: Node,
+    services: Arc<Services>,
+    service: String,
+    fqn: String,
+    id: u64,
+}
+
+impl ServiceResponder {
+    /// The service name, e.g. `/world/w/control`.
+    pub fn service(&self) -> &str {
+        &self.service
+    }
+    /// The node offering it.
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+}
+
+impl Drop for ServiceResponder {
+    fn drop(&mut self) {
+        self.services.unadvertise(&self.fqn, self.id);
     }
 }
 

@@ -8,8 +8,8 @@
 use std::fmt::Write as _;
 
 use crate::msgs::{
-    Axis, Clock, Double, Header, HeaderMap, Joint, JointType, Model, Pose, Quaternion, Time,
-    Vector3d,
+    Axis, Boolean, Clock, Double, Empty, Header, HeaderMap, Joint, JointType, Model, Pose, PoseV,
+    Quaternion, StringMsg, Time, Vector3d, WorldControl, WorldReset,
 };
 
 /// What is wrong with a text-format input.
@@ -76,6 +76,12 @@ pub fn encode_text(short_name: &str, text: &str) -> Result<Vec<u8>, TextError> {
         "Clock" => enc::<Clock>(text),
         "Time" => enc::<Time>(text),
         "Header" => enc::<Header>(text),
+        "Boolean" => enc::<Boolean>(text),
+        "Empty" => enc::<Empty>(text),
+        "StringMsg" => enc::<StringMsg>(text),
+        "WorldReset" => enc::<WorldReset>(text),
+        "WorldControl" => enc::<WorldControl>(text),
+        "Pose_V" => enc::<PoseV>(text),
         other => Err(TextError::UnsupportedType(other.to_owned())),
     }
 }
@@ -101,6 +107,12 @@ pub fn decode_to_text(
         "Clock" => dec::<Clock>(bytes),
         "Time" => dec::<Time>(bytes),
         "Header" => dec::<Header>(bytes),
+        "Boolean" => dec::<Boolean>(bytes),
+        "Empty" => dec::<Empty>(bytes),
+        "StringMsg" => dec::<StringMsg>(bytes),
+        "WorldReset" => dec::<WorldReset>(bytes),
+        "WorldControl" => dec::<WorldControl>(bytes),
+        "Pose_V" => dec::<PoseV>(bytes),
         _ => return None,
     })
 }
@@ -543,6 +555,19 @@ text_format!(Pose {
     "header" => header as Plain, "name" => name as Plain, "id" => id as Plain,
     "position" => position as Plain, "orientation" => orientation as Plain,
 });
+text_format!(Boolean { "header" => header as Plain, "data" => data as Plain });
+text_format!(Empty { "unused" => unused as Plain });
+text_format!(StringMsg { "header" => header as Plain, "data" => data as Plain });
+text_format!(WorldReset {
+    "header" => header as Plain, "all" => all as Plain, "time_only" => time_only as Plain,
+    "model_only" => model_only as Plain,
+});
+text_format!(WorldControl {
+    "header" => header as Plain, "pause" => pause as Plain, "step" => step as Plain,
+    "multi_step" => multi_step as Plain, "reset" => reset as Plain, "seed" => seed as Plain,
+    "run_to_sim_time" => run_to_sim_time as Plain,
+});
+text_format!(PoseV { "header" => header as Plain, "pose" => pose as Plain });
 text_format!(Axis {
     "header" => header as Plain, "xyz" => xyz as Plain, "limit_lower" => limit_lower as Plain,
     "limit_upper" => limit_upper as Plain, "limit_effort" => limit_effort as Plain,

@@ -1,7 +1,10 @@
 //! ZMTP 3.0 (rfc.zeromq.org/spec/23), the framing ZeroMQ speaks over TCP, as far as
-//! gz-transport's PUB/SUB sockets need it: the greeting with the NULL mechanism, the READY
-//! handshake, frames and multipart messages, subscriptions, and PING/PONG. Pure encode/decode;
-//! the sockets are [`crate::io`]'s.
+//! gz-transport's sockets need it: the greeting, the NULL mechanism's READY handshake (with
+//! the routing identity a ROUTER socket announces), the PLAIN mechanism's HELLO / WELCOME /
+//! INITIATE / READY (rfc.zeromq.org/spec/24: what gz-transport's PUB and SUB sockets speak
+//! when `GZ_TRANSPORT_USERNAME`/`PASSWORD` are set), frames and multipart messages,
+//! subscriptions, and PING/PONG. Pure encode/decode; the sockets are [`crate::io`]'s (PUB/SUB)
+//! and [`crate::service`]'s (ROUTER).
 //!
 //! We greet as version 3.0, so a libzmq 4.x peer (Gazebo's, Fortress's) speaks 3.0 to us: a
 //! subscriber sends its subscriptions as messages (`0x01` + topic prefix to subscribe, `0x00`
@@ -20,14 +23,26 @@ const FLAG_MORE: u8 = 0x01;
 const FLAG_LONG: u8 = 0x02;
 const FLAG_COMMAND: u8 = 0x04;
 
-/// Our greeting: signature, version 3.0, mechanism NULL, not a server (NULL has no roles).
+/// The NULL mechanism's name (no security).
+pub const NULL: &str = "NULL";
+/// The PLAIN mechanism's name (user name and password, in clear).
+pub const PLAIN: &str = "PLAIN";
+
+/// Our greeting with the NULL mechanism: signature, version 3.0, not a server (NULL has no
+/// roles).
 pub fn greeting() -> [u8; GREETING_LEN] {
+    greeting_with(NULL, false)
+}
+
+/// Our greeting with `mechanism` (`NULL` or `PLAIN`), as the mechanism's server or client.
+pub fn greeting_with(mechanism: &str, as_server: bool) -> [u8; GREETING_LEN] {
     let mut greeting = [0u8; GREETING_LEN];
     greeting[0] = 0xFF;
     greeting[9] = 0x7F;
     greeting[10] = 3;
     greeting[11] = 0;
-    greeting[12..16].copy_from_slice(b"NULL");
+    greeting[12..12 + mechanism.len()].copy_from_slice(mechanism.as_bytes());
+    greeting[32] = u8::from(as_server);
     greeting
 }
 
@@ -38,8 +53,13 @@ pub enum ZmtpError {
     NotZmtp,
     /// A ZMTP version before 3.0 (libzmq before 4.0).
     Version(u8, u8),
-    /// A security mechanism other than NULL (e.g. PLAIN, set by GZ_TRANSPORT_USERNAME).
-    Mechanism(String),
+    /// The peer speaks another security mechanism than ours (PLAIN when
+    /// GZ_TRANSPORT_USERNAME/PASSWORD are set, NULL otherwise).
+    Mechanism { ours: &'static str, theirs: String },
+    /// The user name and password a PLAIN client sent are not ours.
+    Credentials,
+    /// A PLAIN server refused our user name and password (its ERROR's reason).
+    Refused(String),
     /// A frame larger than [`MAX_FRAME`].
     FrameTooLarge(u64),
     /// A command that is malformed, or not the one expected now.
@@ -57,7 +77,21 @@ impl fmt::Display for ZmtpError {
             ZmtpError::Version(major, minor) => {
                 write!(f, "ZMTP {major}.{minor}; 3.0 or later is needed")
             }
-            ZmtpError::Mechanism(m) => write!(f, "security mechanism {m:?}; only NULL is spoken"),
+            ZmtpError::Mechanism { ours, theirs } => write!(
+                f,
+                "the peer speaks security mechanism {theirs:?} and we {ours:?}: set \
+                 GZ_TRANSPORT_USERNAME and GZ_TRANSPORT_PASSWORD (IGN_TRANSPORT_* on Fortress) \
+                 alike on both sides, or on neither"
+            ),
+            ZmtpError::Refused(why) => write!(
+                f,
+                "the publisher refused our user name and password ({why:?}): our \
+                 GZ_TRANSPORT_USERNAME/PASSWORD are not its"
+            ),
+            ZmtpError::Credentials => write!(
+                f,
+                "the peer's user name and password (GZ_TRANSPORT_USERNAME/PASSWORD) are not ours"
+            ),
             ZmtpError::FrameTooLarge(n) => write!(f, "a frame of {n} bytes (at most {MAX_FRAME})"),
             ZmtpError::Command(why) => write!(f, "{why}"),
             ZmtpError::SocketType { ours, theirs } => {
@@ -68,8 +102,23 @@ impl fmt::Display for ZmtpError {
     }
 }
 
-/// Checks a peer's greeting.
-pub fn check_greeting(greeting: &[u8; GREETING_LEN]) -> Result<(), ZmtpError> {
+impl ZmtpError {
+    /// A refusal for security: the peer speaks another mechanism, or one side's PLAIN
+    /// credentials were not the other's (the peer's ERROR during PLAIN's handshake).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            ZmtpError::Mechanism { .. } | ZmtpError::Credentials | ZmtpError::Refused(_)
+        )
+    }
+}
+
+/// Checks a peer's greeting against our mechanism `ours`; whether the peer greeted as the
+/// mechanism's server.
+pub fn check_greeting(
+    greeting: &[u8; GREETING_LEN],
+    ours: &'static str,
+) -> Result<bool, ZmtpError> {
     if greeting[0] != 0xFF || greeting[9] & 0x01 != 0x01 {
         return Err(ZmtpError::NotZmtp);
     }
@@ -79,12 +128,13 @@ pub fn check_greeting(greeting: &[u8; GREETING_LEN]) -> Result<(), ZmtpError> {
     }
     let mechanism = &greeting[12..32];
     let name_len = mechanism.iter().position(|&b| b == 0).unwrap_or(20);
-    if &mechanism[..name_len] != b"NULL" {
-        return Err(ZmtpError::Mechanism(
-            String::from_utf8_lossy(&mechanism[..name_len]).into_owned(),
-        ));
+    if &mechanism[..name_len] != ours.as_bytes() {
+        return Err(ZmtpError::Mechanism {
+            ours,
+            theirs: String::from_utf8_lossy(&mechanism[..name_len]).into_owned(),
+        });
     }
-    Ok(())
+    Ok(greeting[32] & 1 == 1)
 }
 
 /// Appends one frame to `out`.
@@ -115,13 +165,67 @@ pub fn encode_message(out: &mut Vec<u8>, frames: &[&[u8]]) {
 
 /// Appends a READY command announcing `socket_type` (`SUB`, `PUB`) to `out`.
 pub fn encode_ready(out: &mut Vec<u8>, socket_type: &str) {
-    let mut body = Vec::with_capacity(32);
+    encode_ready_with(out, socket_type, None);
+}
+
+/// Appends a READY command announcing `socket_type` and, when given, the routing `identity`
+/// a ROUTER peer files this connection under (gz-transport addresses its service sockets by
+/// the identity they announce).
+pub fn encode_ready_with(out: &mut Vec<u8>, socket_type: &str, identity: Option<&[u8]>) {
+    let mut body = Vec::with_capacity(64);
     body.push(5);
     body.extend_from_slice(b"READY");
+    let mut property = |name: &[u8], value: &[u8]| {
+        body.push(name.len() as u8);
+        body.extend_from_slice(name);
+        body.extend_from_slice(&(value.len() as u32).to_be_bytes());
+        body.extend_from_slice(value);
+    };
+    property(b"Socket-Type", socket_type.as_bytes());
+    if let Some(identity) = identity {
+        property(b"Identity", identity);
+    }
+    encode_frame(out, &body, false, true);
+}
+
+/// Appends PLAIN's HELLO (the client's user name and password) to `out`. Each is at most 255
+/// bytes (the configuration checks it).
+pub fn encode_hello(out: &mut Vec<u8>, username: &[u8], password: &[u8]) {
+    let mut body = Vec::with_capacity(8 + username.len() + password.len());
+    body.push(5);
+    body.extend_from_slice(b"HELLO");
+    body.push(username.len().min(255) as u8);
+    body.extend_from_slice(&username[..username.len().min(255)]);
+    body.push(password.len().min(255) as u8);
+    body.extend_from_slice(&password[..password.len().min(255)]);
+    encode_frame(out, &body, false, true);
+}
+
+/// Appends PLAIN's WELCOME (the server took the credentials) to `out`.
+pub fn encode_welcome(out: &mut Vec<u8>) {
+    encode_frame(out, b"\x07WELCOME", false, true);
+}
+
+/// Appends PLAIN's INITIATE (the client's metadata: its socket type) to `out`.
+pub fn encode_initiate(out: &mut Vec<u8>, socket_type: &str) {
+    let mut body = Vec::with_capacity(32);
+    body.push(8);
+    body.extend_from_slice(b"INITIATE");
     body.push(11);
     body.extend_from_slice(b"Socket-Type");
     body.extend_from_slice(&(socket_type.len() as u32).to_be_bytes());
     body.extend_from_slice(socket_type.as_bytes());
+    encode_frame(out, &body, false, true);
+}
+
+/// Appends an ERROR command saying `reason` (at most 255 bytes) to `out`.
+pub fn encode_error(out: &mut Vec<u8>, reason: &str) {
+    let reason = &reason.as_bytes()[..reason.len().min(255)];
+    let mut body = Vec::with_capacity(7 + reason.len());
+    body.push(5);
+    body.extend_from_slice(b"ERROR");
+    body.push(reason.len() as u8);
+    body.extend_from_slice(reason);
     encode_frame(out, &body, false, true);
 }
 
@@ -187,6 +291,15 @@ pub fn decode_frame(buffer: &[u8]) -> Result<Option<(Frame<'_>, usize)>, ZmtpErr
 pub enum Command<'a> {
     /// The handshake's end, with the peer's socket type.
     Ready { socket_type: String },
+    /// PLAIN: a client's credentials.
+    Hello {
+        username: &'a [u8],
+        password: &'a [u8],
+    },
+    /// PLAIN: the server took the credentials.
+    Welcome,
+    /// PLAIN: the client's metadata, with its socket type.
+    Initiate { socket_type: String },
     /// The peer gave up, saying why.
     Error(String),
     /// A heartbeat asking for a PONG carrying `context`.
@@ -206,26 +319,25 @@ pub fn decode_command(body: &[u8]) -> Result<Command<'_>, ZmtpError> {
     let name = rest.get(..name_len as usize).ok_or_else(|| bad("name"))?;
     let data = &rest[name_len as usize..];
     Ok(match name {
-        b"READY" => {
-            let mut socket_type = None;
-            let mut properties = data;
-            while let Some((&key_len, rest)) = properties.split_first() {
-                let key = rest
-                    .get(..key_len as usize)
-                    .ok_or_else(|| bad("property name"))?;
-                let rest = &rest[key_len as usize..];
-                let len = rest.get(..4).ok_or_else(|| bad("property length"))?;
-                let len = u32::from_be_bytes(len.try_into().expect("4 bytes")) as usize;
-                let value = rest.get(4..4 + len).ok_or_else(|| bad("property value"))?;
-                if key.eq_ignore_ascii_case(b"Socket-Type") {
-                    socket_type = Some(String::from_utf8_lossy(value).into_owned());
-                }
-                properties = &rest[4 + len..];
-            }
-            Command::Ready {
-                socket_type: socket_type.ok_or_else(|| bad("READY without Socket-Type"))?,
-            }
+        b"READY" => Command::Ready {
+            socket_type: socket_type_of(data)?,
+        },
+        b"INITIATE" => Command::Initiate {
+            socket_type: socket_type_of(data)?,
+        },
+        b"HELLO" => {
+            let (&user_len, rest) = data.split_first().ok_or_else(|| bad("HELLO user name"))?;
+            let username = rest
+                .get(..user_len as usize)
+                .ok_or_else(|| bad("HELLO user name"))?;
+            let rest = &rest[user_len as usize..];
+            let (&pass_len, rest) = rest.split_first().ok_or_else(|| bad("HELLO password"))?;
+            let password = rest
+                .get(..pass_len as usize)
+                .ok_or_else(|| bad("HELLO password"))?;
+            Command::Hello { username, password }
         }
+        b"WELCOME" => Command::Welcome,
         b"ERROR" => {
             let (&len, reason) = data.split_first().unwrap_or((&0, &[]));
             let reason = reason.get(..len as usize).unwrap_or(reason);
@@ -247,6 +359,26 @@ pub fn decode_command(body: &[u8]) -> Result<Command<'_>, ZmtpError> {
     })
 }
 
+/// The `Socket-Type` property among a READY's or INITIATE's metadata.
+fn socket_type_of(mut properties: &[u8]) -> Result<String, ZmtpError> {
+    let bad = |why: &str| ZmtpError::Command(format!("malformed command: {why}"));
+    let mut socket_type = None;
+    while let Some((&key_len, rest)) = properties.split_first() {
+        let key = rest
+            .get(..key_len as usize)
+            .ok_or_else(|| bad("property name"))?;
+        let rest = &rest[key_len as usize..];
+        let len = rest.get(..4).ok_or_else(|| bad("property length"))?;
+        let len = u32::from_be_bytes(len.try_into().expect("4 bytes")) as usize;
+        let value = rest.get(4..4 + len).ok_or_else(|| bad("property value"))?;
+        if key.eq_ignore_ascii_case(b"Socket-Type") {
+            socket_type = Some(String::from_utf8_lossy(value).into_owned());
+        }
+        properties = &rest[4 + len..];
+    }
+    socket_type.ok_or_else(|| bad("READY without Socket-Type"))
+}
+
 /// Appends the PONG that answers a PING with `context`.
 pub fn encode_pong(out: &mut Vec<u8>, context: &[u8]) {
     let mut body = Vec::with_capacity(5 + context.len());
@@ -261,6 +393,7 @@ pub fn compatible(ours: &str, theirs: &str) -> bool {
     match ours {
         "SUB" | "XSUB" => matches!(theirs, "PUB" | "XPUB"),
         "PUB" | "XPUB" => matches!(theirs, "SUB" | "XSUB"),
+        "ROUTER" => matches!(theirs, "DEALER" | "REQ" | "ROUTER"),
         _ => false,
     }
 }
@@ -277,27 +410,37 @@ mod tests {
         assert_eq!((g[10], g[11]), (3, 0));
         assert_eq!(&g[12..16], b"NULL");
         assert!(g[16..].iter().all(|&b| b == 0));
-        check_greeting(&g).unwrap();
+        assert!(!check_greeting(&g, NULL).unwrap());
     }
 
     #[test]
     fn greetings_of_old_versions_other_mechanisms_and_strangers_are_refused() {
         let mut g = greeting();
         g[10] = 2;
-        assert_eq!(check_greeting(&g), Err(ZmtpError::Version(2, 0)));
-        let mut g = greeting();
-        g[12..17].copy_from_slice(b"PLAIN");
+        assert_eq!(check_greeting(&g, NULL), Err(ZmtpError::Version(2, 0)));
+        let g = greeting_with(PLAIN, true);
         assert_eq!(
-            check_greeting(&g),
-            Err(ZmtpError::Mechanism("PLAIN".into()))
+            check_greeting(&g, NULL),
+            Err(ZmtpError::Mechanism {
+                ours: NULL,
+                theirs: "PLAIN".into()
+            })
+        );
+        assert!(check_greeting(&g, PLAIN).unwrap(), "a PLAIN server");
+        assert_eq!(
+            check_greeting(&greeting(), PLAIN),
+            Err(ZmtpError::Mechanism {
+                ours: PLAIN,
+                theirs: "NULL".into()
+            })
         );
         let mut g = greeting();
         g[0] = b'G';
-        assert_eq!(check_greeting(&g), Err(ZmtpError::NotZmtp));
+        assert_eq!(check_greeting(&g, NULL), Err(ZmtpError::NotZmtp));
         // libzmq 4.3 greets as 3.1: accepted.
         let mut g = greeting();
         g[11] = 1;
-        check_greeting(&g).unwrap();
+        check_greeting(&g, NULL).unwrap();
     }
 
     #[test]
@@ -361,5 +504,68 @@ mod tests {
         assert!(decode_command(&[5, b'R', b'E', b'A', b'D', b'Y', 3, b'a']).is_err());
         assert!(compatible("SUB", "PUB") && compatible("PUB", "SUB"));
         assert!(!compatible("SUB", "REQ") && !compatible("PUB", "PUB"));
+        assert!(compatible("ROUTER", "ROUTER") && !compatible("ROUTER", "PUB"));
+    }
+
+    #[test]
+    fn plain_commands_round_trip() {
+        let decode = |wire: &[u8]| {
+            let (frame, len) = decode_frame(wire).unwrap().unwrap();
+            assert_eq!(len, wire.len());
+            assert!(frame.command);
+            frame.body.to_vec()
+        };
+        let mut wire = Vec::new();
+        encode_hello(&mut wire, b"admin", b"s3cret");
+        assert_eq!(
+            decode_command(&decode(&wire)).unwrap(),
+            Command::Hello {
+                username: b"admin",
+                password: b"s3cret"
+            }
+        );
+        let mut wire = Vec::new();
+        encode_welcome(&mut wire);
+        assert_eq!(decode_command(&decode(&wire)).unwrap(), Command::Welcome);
+        let mut wire = Vec::new();
+        encode_initiate(&mut wire, "SUB");
+        assert_eq!(
+            decode_command(&decode(&wire)).unwrap(),
+            Command::Initiate {
+                socket_type: "SUB".into()
+            }
+        );
+        let mut wire = Vec::new();
+        encode_error(&mut wire, "no");
+        assert_eq!(
+            decode_command(&decode(&wire)).unwrap(),
+            Command::Error("no".into())
+        );
+        // A HELLO cut short anywhere says what is missing instead of reading past it.
+        for cut in [6, 7, 9, 12] {
+            let body = &decode(&{
+                let mut w = Vec::new();
+                encode_hello(&mut w, b"admin", b"s3cret");
+                w
+            })[..cut];
+            assert!(decode_command(body).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn a_ready_with_an_identity_still_names_its_socket_type() {
+        let mut wire = Vec::new();
+        encode_ready_with(&mut wire, "ROUTER", Some(b"replier-1"));
+        let (frame, len) = decode_frame(&wire).unwrap().unwrap();
+        assert_eq!(len, wire.len());
+        let body = frame.body;
+        assert!(body.windows(8).any(|w| w == b"Identity"));
+        assert!(body.ends_with(b"\x00\x00\x00\x09replier-1"));
+        assert_eq!(
+            decode_command(body).unwrap(),
+            Command::Ready {
+                socket_type: "ROUTER".into()
+            }
+        );
     }
 }

@@ -8,7 +8,8 @@
 //!   late the machine itself wakes a thread that does nothing, beside a bridge's overruns.
 //! * `bench-floor transport --topic T`: a gz-transport node (ours) subscribed to the topic the
 //!   bridge reads, doing nothing with the messages: the cost of receiving them (the transport
-//!   floor).
+//!   floor). With `--pose-v`, the topic is the world's poses (`Pose_V`, the object server's
+//!   input) instead of joint states.
 //! * `bench-floor bridge --topic T --ros-topic R`: the least any bridge on these two
 //!   middlewares does: it receives the topic the bridge reads (our gz-transport) and publishes
 //!   each message at once as a `sensor_msgs/JointState` on `R` (rclrs, the bridge's QoS and
@@ -51,6 +52,9 @@ enum What {
     Transport {
         #[arg(long)]
         topic: String,
+        /// The topic carries `Pose_V` (the world's poses) instead of `Model` (joint states).
+        #[arg(long)]
+        pose_v: bool,
     },
     /// A gz-transport subscriber to each `topic` republishing each message on the ROS topic
     /// of the same place in `ros_topic`.
@@ -96,10 +100,13 @@ fn main() -> anyhow::Result<()> {
             }
             timer(hz, report, &stop)
         }
-        What::Transport { topic } => {
+        What::Transport { topic, pose_v } => {
             let node = gz_transport::Node::with_options(NodeOptions::default())?;
-            let _subscription =
-                node.subscribe(&topic, |_: msgs::Model, _: &gz_transport::MessageInfo| {})?;
+            let _subscription = if pose_v {
+                node.subscribe(&topic, |_: msgs::PoseV, _: &gz_transport::MessageInfo| {})?
+            } else {
+                node.subscribe(&topic, |_: msgs::Model, _: &gz_transport::MessageInfo| {})?
+            };
             while !stop.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(100));
             }

@@ -283,6 +283,7 @@ impl MultiRobot {
             partition: parameters.gz.partition.clone(),
             namespace: None,
             msgs_prefix: parameters.gz.msgs_prefix,
+            ..Default::default()
         })
         .map_err(DriverError::Node)?;
         let mut drivers: HashMap<&str, Arc<RobotDriverGazebo>> = HashMap::new();

@@ -118,6 +118,7 @@ impl ClockBridge {
             partition: gz.partition.clone(),
             namespace: None,
             msgs_prefix: gz.msgs_prefix,
+            ..Default::default()
         })
         .map_err(DriverError::Node)?;
         let topic = parameters.gazebo_clock_topic.clone();

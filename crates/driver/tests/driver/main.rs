@@ -15,6 +15,8 @@ mod ign_cli;
 mod modes;
 // Velocity targets through a composite, against the UR3e velocity world in this process.
 mod rate;
+// A world reset on the joint states: the velocity command in force zeroed.
+mod reset;
 // A second simulator on the same topics, then the first one stopped.
 mod restart;
 // Against gz-joint-sim running the UR3e world in this process.

@@ -10,3 +10,7 @@ mod in_process;
 mod processes;
 // The real C++ implementation: `ign-transport-topic` (Ignition transport 11).
 mod interop;
+// Services: `ign-transport-service` and a C++ responder against ours, and our CLI.
+mod services;
+// PLAIN authentication against the C++ peer.
+mod auth;
