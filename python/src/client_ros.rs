@@ -263,9 +263,9 @@ fn subscribe_all(
         source,
     })?;
     let limits = |topic: &str, upper: bool| {
-        let receiver = state.clone();
+        let (receiver, name) = (state.clone(), topic.to_owned());
         subscribe(node, topic, move |m: Float64MultiArray| {
-            receiver.receive_limits(m.data.as_slice(), upper)
+            receiver.receive_limits(m.data.as_slice(), upper, &name)
         })
     };
     let joint_positions_min = limits(&topics.joint_positions_min, false)?;

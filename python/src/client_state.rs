@@ -5,7 +5,10 @@
 //! threads that may hold the GIL: neither side may wait for the other. The joint state goes
 //! through the driver's sequence lock ([`JointStateCache`]: the writer never waits, a reader
 //! copies one whole message and retries if a write overlapped it); it is created with the
-//! joint count of the first message, which fixes the robot's joint count from then on.
+//! joint count of the first state that fits (the limits' length, when both limits arrived
+//! first and agree: a stray first state of another length does not fix the count), which
+//! fixes the robot's joint count from then on. A state or a limit of another length is
+//! dropped with a warning naming both lengths: it never mixes into what the getters return.
 //! Limits and home states change rarely (a bridge sends them on change and as a heartbeat):
 //! they sit behind an `ArcSwap`, replaced only when they change, so repeating them costs a
 //! comparison and readers load them without a lock.
@@ -86,12 +89,21 @@ impl ClientState {
     }
 
     /// Takes one `get/joint_states` message (on the executor's thread). A message without
-    /// positions, or with another joint count than the first one, is dropped.
+    /// positions, or with another joint count than the robot's, is dropped.
     pub fn receive_joint_state(&self, message: JointStateMessage<'_>, topic: &str) {
         let received_at = Instant::now();
         let joints = message.positions.len();
         if joints == 0 {
             return self.misfit(topic, "no positions", None);
+        }
+        if self.joint_states.get().is_none() {
+            if let Some(count) = self.limits_length().filter(|&count| count != joints) {
+                return self.misfit(
+                    topic,
+                    &format!("{joints} positions"),
+                    Some((count, "as both joint limits")),
+                );
+            }
         }
         let cache = self
             .joint_states
@@ -100,7 +112,7 @@ impl ClientState {
             return self.misfit(
                 topic,
                 &format!("{joints} positions"),
-                Some(cache.joint_count()),
+                Some((cache.joint_count(), "fixed by the first state")),
             );
         }
         let per_joint = |values: &[f64]| values.len() == joints;
@@ -135,9 +147,9 @@ impl ClientState {
         self.wake_waiters();
     }
 
-    /// Drops a joint-state message that does not fit (`what` it holds), logged at most once
-    /// per interval with the count so far.
-    pub fn misfit(&self, topic: &str, what: &str, joint_count: Option<usize>) {
+    /// Drops a message that does not fit (`what` it holds; the robot's joint count and where
+    /// it comes from, if known), logged at most once per interval with the count so far.
+    pub fn misfit(&self, topic: &str, what: &str, joint_count: Option<(usize, &str)>) {
         let dropped = self.misfits.fetch_add(1, Ordering::Relaxed) + 1;
         let now = Instant::now();
         let mut logged_at = self.misfit_logged_at.lock();
@@ -145,8 +157,8 @@ impl ClientState {
             return;
         }
         *logged_at = Some(now);
-        let expected = joint_count.map_or_else(String::new, |count| {
-            format!("; the robot has {count} joints (fixed by the first state)")
+        let expected = joint_count.map_or_else(String::new, |(count, source)| {
+            format!("; the robot has {count} joints ({source})")
         });
         tracing::warn!(
             "RobotDriverClient: dropped a message on {topic} with {what}{expected} ({dropped} \
@@ -154,9 +166,17 @@ impl ClientState {
         );
     }
 
-    /// Keeps `limits` as the latest lower (`upper == false`) or upper limits; a repetition
-    /// of the current ones changes nothing.
-    pub fn receive_limits(&self, values: &[f64], upper: bool) {
+    /// Keeps `limits` as the latest lower (`upper == false`) or upper limits, received on
+    /// `topic`; a repetition of the current ones changes nothing, limits of another length
+    /// than the robot's joint count are dropped.
+    pub fn receive_limits(&self, values: &[f64], upper: bool, topic: &str) {
+        if let Some(count) = self.joint_count().filter(|&count| count != values.len()) {
+            return self.misfit(
+                topic,
+                &format!("{} limits", values.len()),
+                Some((count, "as its joint states")),
+            );
+        }
         let slot = if upper {
             &self.limits_max
         } else {
@@ -229,7 +249,8 @@ impl ClientState {
         self.joint_count().is_some() && self.has_efforts.load(Ordering::Relaxed)
     }
 
-    /// `(lower, upper)` as last received, each if it arrived.
+    /// `(lower, upper)` as last received, each if it arrived and has one value per joint
+    /// (limits that came before the first state and do not fit it are not returned).
     #[allow(clippy::type_complexity)]
     pub fn limits(
         &self,
@@ -237,7 +258,21 @@ impl ClientState {
         Option<std::sync::Arc<Vec<f64>>>,
         Option<std::sync::Arc<Vec<f64>>>,
     ) {
-        (self.limits_min.load_full(), self.limits_max.load_full())
+        let fits = |limits: &std::sync::Arc<Vec<f64>>| Some(limits.len()) == self.joint_count();
+        (
+            self.limits_min.load_full().filter(fits),
+            self.limits_max.load_full().filter(fits),
+        )
+    }
+
+    /// The length both limits have, while no state fixed the joint count, if they agree.
+    fn limits_length(&self) -> Option<usize> {
+        let lower = self.limits_min.load();
+        let upper = self.limits_max.load();
+        match (lower.as_ref(), upper.as_ref()) {
+            (Some(lower), Some(upper)) if lower.len() == upper.len() => Some(lower.len()),
+            _ => None,
+        }
     }
 
     pub fn home_states(&self) -> Option<std::sync::Arc<Vec<i32>>> {

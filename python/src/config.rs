@@ -6,7 +6,8 @@ use std::time::Duration;
 use gz_transport::MsgsPrefix;
 use pyo3::prelude::*;
 use sas_robot_driver_gazebo::{
-    ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration as Core, DEFAULT_COMMAND_TIMEOUT,
+    duration_from_secs, ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration as Core,
+    DEFAULT_COMMAND_TIMEOUT,
 };
 
 use crate::errors::{Error, Result};
@@ -27,18 +28,29 @@ pub(crate) struct Configuration {
 const CLAMP: &str = "clamp";
 const REFUSE: &str = "refuse";
 
+/// `seconds` checked as every time field of the module is: finite, not negative, at most
+/// [`LONGEST_DURATION`](sas_robot_driver_gazebo::LONGEST_DURATION) (a deadline past what the
+/// clock holds would panic later). `what` is the caller's message for a bad value, naming
+/// the field; the rule broken follows it.
+pub(crate) fn checked_seconds(seconds: f64, what: impl Fn() -> String) -> Result<Duration> {
+    duration_from_secs(seconds)
+        .map_err(|problem| Error::invalid_argument(format!("{} ({problem})", what())))
+}
+
 fn positive_seconds(field: &str, seconds: Option<f64>) -> Result<Option<Duration>> {
     seconds
         .map(|seconds| {
-            Duration::try_from_secs_f64(seconds)
-                .ok()
-                .filter(|duration| !duration.is_zero())
-                .ok_or_else(|| {
-                    Error::invalid_argument(format!(
-                        "RobotDriverGazeboConfiguration: {field} must be a positive number of \
-                         seconds or None, got {seconds}."
-                    ))
-                })
+            let what = || {
+                format!(
+                    "RobotDriverGazeboConfiguration: {field} must be a positive number of \
+                     seconds or None, got {seconds}."
+                )
+            };
+            let duration = checked_seconds(seconds, what)?;
+            if duration.is_zero() {
+                return Err(Error::invalid_argument(what()));
+            }
+            Ok(duration)
         })
         .transpose()
 }

@@ -8,10 +8,9 @@ use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use sas_robot_driver_gazebo::{Command, RobotDriverGazebo as Core, ShutdownToken};
+use sas_robot_driver_gazebo::{Command, CommandTimer, RobotDriverGazebo as Core, ShutdownToken};
 
 use crate::arrays::{f64_array, f64_vector};
-use crate::command_timer::CommandTimer;
 use crate::config::Configuration;
 use crate::errors::{Error, Result};
 use crate::gil::{released, released_interruptible, DropReleased, Interruption};

@@ -16,7 +16,6 @@ mod client;
 mod client_ros;
 #[cfg(feature = "ros")]
 mod client_state;
-mod command_timer;
 mod config;
 mod driver;
 mod errors;

@@ -5,7 +5,6 @@
 //! control loop over a driver built in Python. rclrs lives inside the extension with its own
 //! context, initialised from the arguments given (`--ros-args …`); every run holds no GIL.
 
-use std::time::Duration;
 
 use bridge_node::{
     route_logs_to, ClockBridge, ClockParameters, DdsProfile, ExecutorThread, GzParameters,
@@ -19,6 +18,7 @@ use pyo3::types::PyDict;
 use rclrs::{Context, CreateBasicExecutor, InitOptions, Node};
 use sas_robot_driver_gazebo::ShutdownToken;
 
+use crate::config::checked_seconds;
 use crate::driver::{RobotDriverGazebo, ShutdownSignaler};
 use crate::errors::{Error, Result};
 use crate::gil::{released, released_interruptible, DropReleased, Interruption};
@@ -111,31 +111,27 @@ impl RosConfiguration {
             .parse()
             .map_err(|problem| invalid("joint_limits_publishing", problem))?;
         let heartbeat = |field: &str, seconds: f64| {
-            Duration::try_from_secs_f64(seconds)
-                .map(|d| (!d.is_zero()).then_some(d))
-                .map_err(|_| {
-                    invalid(
-                        field,
-                        format!(
-                            "must be a non-negative number of seconds (0: none), got {seconds}"
-                        ),
-                    )
-                })
+            checked_seconds(seconds, || {
+                format!(
+                    "RobotDriverROSConfiguration: {field}: must be a non-negative number of \
+                     seconds (0: none), got {seconds}"
+                )
+            })
+            .map(|d| (!d.is_zero()).then_some(d))
         };
         inner.target_keepalive = heartbeat("target_keepalive_sec", target_keepalive_sec)?;
         inner.limits_heartbeat =
             heartbeat("joint_limits_heartbeat_sec", joint_limits_heartbeat_sec)?;
         inner.state_timeout = state_timeout_sec
             .map(|seconds| {
-                Duration::try_from_secs_f64(seconds)
-                    .ok()
-                    .filter(|timeout| !timeout.is_zero())
-                    .ok_or_else(|| {
-                        invalid(
-                            "state_timeout_sec",
-                            format!("must be a positive number of seconds or None, got {seconds}"),
-                        )
-                    })
+                let problem =
+                    format!("must be a positive number of seconds or None, got {seconds}");
+                match checked_seconds(seconds, || {
+                    format!("RobotDriverROSConfiguration: state_timeout_sec: {problem}")
+                })? {
+                    timeout if timeout.is_zero() => Err(invalid("state_timeout_sec", problem)),
+                    timeout => Ok(timeout),
+                }
             })
             .transpose()?;
         inner.realtime_priority = realtime_priority
@@ -247,15 +243,17 @@ impl RosConfiguration {
 
     #[setter]
     fn set_thread_sampling_time_sec(&mut self, seconds: f64) -> Result<()> {
-        self.inner.thread_sampling_time = Duration::try_from_secs_f64(seconds)
-            .ok()
-            .filter(|period| !period.is_zero())
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "RobotDriverROSConfiguration: thread_sampling_time_sec must be a positive \
-                     number of seconds, got {seconds}."
-                ))
-            })?;
+        let what = || {
+            format!(
+                "RobotDriverROSConfiguration: thread_sampling_time_sec must be a positive \
+                 number of seconds, got {seconds}."
+            )
+        };
+        let period = checked_seconds(seconds, what)?;
+        if period.is_zero() {
+            return Err(Error::invalid_argument(what()));
+        }
+        self.inner.thread_sampling_time = period;
         Ok(())
     }
 

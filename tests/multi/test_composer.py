@@ -17,6 +17,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from support import binary, check_help_against_node
 from conftest import (LONGBOY_CONFIG, LONGBOY_STATES, LONGBOY_WORLD, MOTION_S, R820_JOINTS,
                       START_S, UR3E_JOINTS)
 
@@ -362,3 +363,19 @@ def test_in_process_the_robots_loops_sleep_while_the_composite_forwards_their_ta
     # spinning, one took ~12 % of a core.
     assert all(cpu < 0.1 for cpu in used.values()), \
         f'CPU seconds of the robots\' loop threads in 3 s: {used}'
+
+
+def test_the_composers_help_lists_every_parameter_with_the_default_it_declares(world):
+    """The composer's `--help` table against a running composer given only its mandatory
+    parameter: every declared parameter has a row and every default is the declared one
+    (the hand-written table listed none of the publishing options)."""
+    params = world.params_file("""
+help_check:
+  ros__parameters:
+    robot_driver_client_names: ["nobody"]
+""")
+    composer = world.composer('help_check', params)
+    composer.wait_output('::Parameters OK.', START_S)
+    check_help_against_node(
+        world, binary('COMPOSER_NODE_BIN', 'sas_robot_driver_ros_composer_node'),
+        '/help_check', {'robot_driver_client_names'})

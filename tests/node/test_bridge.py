@@ -11,6 +11,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from conftest import CONFIG, UR3E_JOINTS, wait_for
+from support import binary, check_help_against_node
 
 TAU = 2 * math.pi
 # ur3e.sdf, in joint order: ±2π, ±2π, ±π, ±2π, ±2π, ±inf.
@@ -204,6 +205,26 @@ other:
     assert robot_name.string_value == 'other_robot'
     assert period.double_value == 0.002
     assert stamp.string_value == 'node_clock'
+
+
+def test_help_lists_every_parameter_with_the_default_the_node_declares(world):
+    """`--help`'s table against the running node: every parameter the node declares has a
+    row, and every optional row's default is the value the node declared when nothing set
+    it. The help text once said target_keepalive_sec 0.0 while the node defaulted to 1.0."""
+    params = world.params_file("""
+help_check:
+  ros__parameters:
+    joint_names: ["a"]
+    joint_positions_topic_prefix: "/model/m/joint/"
+    joint_states_topic: "/world/w/model/m/joint_state"
+    robot_name: "help_check"
+""")
+    # No Gazebo: the node declares its parameters and waits in initialize.
+    bridge = world.bridge('-r', '__node:=help_check', '--params-file', params)
+    bridge.wait_output('::Initializing robot', START_S)
+    check_help_against_node(world, binary('BRIDGE_NODE_BIN', 'sas_robot_driver_ros_gazebo_node'),
+                            '/help_check', {'joint_names', 'joint_positions_topic_prefix',
+                                            'joint_states_topic', 'robot_name'})
 
 
 def test_sigterm_stops_the_node_with_status_0_within_a_second(world):

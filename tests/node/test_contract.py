@@ -64,6 +64,22 @@ def test_a_late_client_gets_the_limits_within_100_ms_of_matching_and_again_at_th
     assert len(window) <= 4, f'{len(window)} limit messages in 2.5 s: not a 1 s heartbeat'
 
 
+def test_without_a_heartbeat_a_late_client_still_gets_the_limits_once(world):
+    """joint_limits_heartbeat_sec 0: the limits are published at initialization and then
+    only on change, so a client that subscribes later gets them only because the node sends
+    them to a new subscriber (with the heartbeat on, the heartbeat would hide a missing
+    re-send). Judged by the event, not by a time bound: they arrive."""
+    world.sim()
+    bridge = ur3e_bridge(world, 'joint_limits_heartbeat_sec:=0.0')
+    bridge.wait_output('::Robot initialized.', START_S)
+    received = []
+    world.node.create_subscription(Float64MultiArray, LIMITS_MIN,
+                                   lambda m: received.append(list(m.data)), 10)
+    bridge.wait_output('A new subscriber of ur3e_1/get/joint_positions_min|max matched', START_S)
+    world.wait_for(lambda: received, 10, 'the limits at the late client')
+    assert len(received[0]) == len(UR3E_JOINTS)
+
+
 def test_a_target_sent_once_reaches_gazebo_once_plus_keepalives_and_a_change_at_once(world):
     commands = world.gazebo_commands(PAN_CMD)
     fortress_bridge(world)

@@ -125,6 +125,54 @@ def test_beyond_the_rate_caps_budget_a_state_waits_for_its_slot_and_the_latest_w
     assert slot_at - sent < period, 'published when its slot came'
 
 
+def test_a_model_lacking_a_joint_is_not_published_as_fresh_and_diagnostics_name_it(world):
+    """Our gz-topic CLI plays Gazebo: one complete Model, then three that lack wrist_3_joint
+    (a model reloaded with the joint renamed) with every other joint moved to 0.5. None of
+    them is published as a state (the lacking joint's old value would carry the new stamp);
+    the node warns once naming the joint, and /diagnostics names it and counts the three."""
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    bridge = ur3e_bridge(world)
+    gz_topic = binary('GZ_TOPIC_BIN', 'gz-topic')
+    received = []
+    world.node.create_subscription(JointState, STATES, received.append, 10)
+    diagnostics = world.subscribe(DiagnosticArray, '/diagnostics')
+
+    def gazebo_sends(text: str):
+        subprocess.run([gz_topic, '-t', UR3E_STATES, '-m', 'gz.msgs.Model', '--wait', '20',
+                        '-p', text], env=world.env(), check=True, timeout=30,
+                       capture_output=True)
+
+    world.wait_for(lambda: world.node.count_publishers(STATES) > 0, START_S,
+                   'the bridge\'s joint-state publisher')
+    gazebo_sends(model_text(1.0))
+    world.wait_for(lambda: received, START_S, 'the state of the complete Model')
+    bridge.wait_output('::Robot initialized.', 5)
+    partial = ' '.join(f'joint {{ name: "{joint}" axis1 {{ position: 0.5 limit_lower: -6.28 '
+                       f'limit_upper: 6.28 }} }}' for joint in UR3E_JOINTS[:-1])
+    for _ in range(3):
+        # Each CLI run is a new publisher, taken once the previous one was silent.
+        time.sleep(SOURCE_SILENCE_S)
+        gazebo_sends(partial)
+
+    def robot_status():
+        for array in reversed(list(diagnostics)):
+            for status in array.status:
+                if status.hardware_id == 'ur3e_1':
+                    return status, {kv.key: kv.value for kv in status.values}
+        return None, {}
+
+    world.wait_for(lambda: robot_status()[1].get('incomplete_joint_states') == '3', START_S,
+                   'diagnostics counting the three incomplete Models')
+    status, values = robot_status()
+    assert 'lack the configured joint(s) wrist_3_joint' in status.message, status.message
+    assert values['gazebo_messages'] == '1', values
+    collect(world, received, 0.5)
+    moved = [list(m.position) for m in received if 0.5 in list(m.position)]
+    assert not moved, f'states published from Models lacking wrist_3_joint: {moved}'
+    assert bridge.count('lacks the configured joint(s) wrist_3_joint') == 1, bridge.output()
+
+
 def test_grid_mode_publishes_every_period(world):
     world.sim()
     ur3e_bridge(world, 'thread_sampling_time_sec:=0.05', 'joint_states_publishing:=grid')

@@ -315,6 +315,54 @@ def test_limits_sent_once_are_kept_and_a_change_is_taken(world, clients, observe
     assert client.get_joint_limits()[0].tolist() == [-1.0, -2.0]
 
 
+def test_states_and_limits_of_the_wrong_length_never_mix_into_what_the_client_reads(
+        world, clients, observer, capfd):
+    """An rclpy server whose limits give the robot 2 joints: a stray first state of 3 joints
+    does not fix the joint count (it would have locked out every right state); the 2-joint
+    states are read; then limits and states of another length are dropped, never returned,
+    the warning naming both lengths."""
+    client = clients('/lengths')
+    lower = observer.node.create_publisher(Float64MultiArray, '/lengths/get/joint_positions_min',
+                                           DEPTH_ONE)
+    upper = observer.node.create_publisher(Float64MultiArray, '/lengths/get/joint_positions_max',
+                                           DEPTH_ONE)
+    states = observer.node.create_publisher(JointState, '/lengths/get/joint_states', DEPTH_ONE)
+    observer.wait_for(lambda: min(p.get_subscription_count() for p in (lower, upper, states)),
+                      START_S, "the client's subscriptions to match")
+
+    def sent_until(publish, done, what):
+        def sent_and_done():
+            publish()
+            observer.spin_for(0.02)
+            return done()
+        wait_for(sent_and_done, 10, what, step=lambda: None)
+
+    # The limits first (a bridge sends them as a subscription matches), taken before any state.
+    lower.publish(Float64MultiArray(data=[-1.0, -2.0]))
+    upper.publish(Float64MultiArray(data=[1.0, 2.0]))
+    observer.spin_for(0.2)
+    for _ in range(5):
+        states.publish(JointState(position=[7.0, 7.0, 7.0]))
+        observer.spin_for(0.02)
+    sent_until(lambda: states.publish(JointState(position=[0.1, 0.2])), client.is_enabled,
+               'the client enabled by the 2-joint states')
+    assert client.get_joint_positions().tolist() == [0.1, 0.2]
+    # Limits of 3 values now: dropped, the 2-joint limits stay.
+    for _ in range(10):
+        upper.publish(Float64MultiArray(data=[5.0, 5.0, 5.0]))
+        states.publish(JointState(position=[0.3, 0.4]))
+        observer.spin_for(0.02)
+    wait_for(lambda: client.get_joint_positions().tolist() == [0.3, 0.4], 10, 'the newer state')
+    assert [a.tolist() for a in client.get_joint_limits()] == [[-1.0, -2.0], [1.0, 2.0]]
+    for _ in range(10):
+        states.publish(JointState(position=[9.0]))
+        observer.spin_for(0.02)
+    assert client.get_joint_positions().tolist() == [0.3, 0.4]
+    # The first drop is logged (later ones within 5 s are counted into the next line).
+    assert 'dropped a message on /lengths/get/joint_states with 3 positions; the robot has 2 ' \
+           'joints (as both joint limits)' in capfd.readouterr().err
+
+
 def test_any_joint_state_rclpy_sends_is_read_bit_for_bit(world, clients, observer):
     """The client reads joint states from their CDR bytes (no C message): states serialized
     by rclpy's own typesupport, with names and frame ids of every length modulo 8 (so each

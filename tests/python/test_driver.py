@@ -64,6 +64,10 @@ def test_configuration_has_the_originals_fields_our_options_and_their_defaults()
     ('initialize_timeout_sec', 0.0, 'initialize_timeout_sec must be a positive number'),
     ('forward_keepalive_sec', math.nan, 'forward_keepalive_sec must be a positive number of '
                                         'seconds or None, got NaN.'),
+    # Finite, but a deadline that far overflows the clock: refused naming the largest value.
+    ('initialize_timeout_sec', 1e18, 'longer than the longest accepted duration, 1000000000 s'),
+    ('forward_keepalive_sec', 1e18, 'longer than the longest accepted duration, 1000000000 s'),
+    ('command_timeout_sec', 1e18, 'longer than the longest accepted duration, 1000000000 s'),
 ])
 def test_bad_option_values_raise_value_error_naming_the_field(field, value, message):
     c = sas.RobotDriverGazeboConfiguration()
@@ -72,6 +76,18 @@ def test_bad_option_values_raise_value_error_naming_the_field(field, value, mess
     assert message in str(raised.value)
     with pytest.raises(ValueError):
         sas.RobotDriverGazeboConfiguration(**{field: value})
+
+
+@pytest.mark.parametrize('field', ['thread_sampling_time_sec', 'target_keepalive_sec',
+                                   'joint_limits_heartbeat_sec', 'state_timeout_sec'])
+def test_ros_configuration_durations_past_the_longest_accepted_raise_naming_it(field):
+    """Finite but far past what a deadline can hold (a panic at run time once): refused at
+    construction, naming the field and the largest accepted value."""
+    with pytest.raises(ValueError) as raised:
+        sas.RobotDriverROSConfiguration('r', **{field: 1e18})
+    assert field in str(raised.value)
+    assert 'longer than the longest accepted duration, 1000000000 s' in str(raised.value)
+    sas.RobotDriverROSConfiguration('r', **{field: 1e9})
 
 
 def test_field_types_are_checked():
@@ -417,6 +433,68 @@ def test_many_threads_share_one_driver(driver):
     for t in threads:
         t.join(60)
     assert not errors and not any(t.is_alive() for t in threads)
+
+
+def test_non_finite_values_from_gazebo_are_returned_with_a_runtime_warning_naming_them(world):
+    """The real Ignition CLI plays a Gazebo whose physics blew up (elbow_joint's position
+    NaN, wrist_1_joint's velocity inf): the getters return the values as received and warn
+    (RuntimeWarning) naming the joint and field; a finite state warns nothing."""
+    import subprocess
+    import warnings
+    from support import IGN_TOPIC_CLI
+
+    def model(overrides: dict) -> str:
+        joints = []
+        for joint in UR3E_JOINTS:
+            fields = {'position': '0.1', 'velocity': '0', 'limit_lower': '-6.28',
+                      'limit_upper': '6.28', **overrides.get(joint, {})}
+            axis = ' '.join(f'{key}: {value}' for key, value in fields.items())
+            joints.append(f'joint {{ name: "{joint}" axis1 {{ {axis} }} }}')
+        return ' '.join(joints)
+
+    def gazebo_sends_until(text: str, done, what: str):
+        deadline = time.monotonic() + START_S
+        while not done():
+            assert time.monotonic() < deadline, f'timed out waiting for {what}'
+            subprocess.run([IGN_TOPIC_CLI, '-t', UR3E_STATES, '-m', 'ignition.msgs.Model',
+                            '-p', text], env=world.env(), timeout=30, capture_output=True)
+            # A new CLI process is a new publisher, taken once the last one was silent.
+            time.sleep(0.35)
+
+    driver = sas.RobotDriverGazebo(world.configuration(msgs_prefix='ignition.msgs.',
+                                                       initialize_timeout_sec=START_S))
+    driver.connect()
+    try:
+        initialized = threading.Event()
+        thread = threading.Thread(target=lambda: (driver.initialize(), initialized.set()))
+        thread.start()
+        blown_up = model({'elbow_joint': {'position': 'nan'},
+                          'wrist_1_joint': {'velocity': 'inf'}})
+        gazebo_sends_until(blown_up, initialized.is_set, 'initialize on the blown-up states')
+        thread.join(START_S)
+        with pytest.warns(RuntimeWarning, match=r"non-finite values \(elbow_joint position "
+                                                r"NaN, wrist_1_joint velocity inf\)"):
+            positions = driver.get_joint_positions()
+        assert math.isnan(positions[2]) and positions[0] == pytest.approx(0.1)
+        with pytest.warns(RuntimeWarning, match='wrist_1_joint velocity inf'):
+            assert math.isinf(driver.get_joint_velocities()[3])
+        gazebo_sends_until(model({}),
+                           lambda: not math.isnan(_quiet(driver.get_joint_positions)[2]),
+                           'finite states again')
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            driver.get_joint_positions()
+    finally:
+        driver.deinitialize()
+        driver.disconnect()
+
+
+def _quiet(getter):
+    """`getter()` with its warnings silenced."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        return getter()
 
 
 def test_the_package_ships_its_type_stubs():

@@ -15,7 +15,7 @@ KEYS = {'state_age_sec', 'gazebo_rate_hz', 'ros_publish_rate_hz', 'gazebo_messag
         'messages_never_reported', 'stale_episodes', 'short_stalls', 'non_finite_messages',
         'periods', 'overruns',
         'targets_accepted', 'targets_refused', 'targets_clamped', 'targets_superseded',
-        'watchdog'}
+        'incomplete_joint_states', 'joint_states_with_duplicates', 'watchdog'}
 
 
 def wait_for_status(world, received, what, condition, timeout=15):
@@ -44,6 +44,27 @@ def check_running_then_faulted(world, bridge, received):
     assert 0 <= float(kv['state_age_sec']) < 0.5, kv
     assert kv['watchdog'] == 'disarmed (no trigger received)'
     assert int(kv['targets_accepted']) == int(kv['targets_refused']) == 0
+    assert kv['incomplete_joint_states'] == kv['joint_states_with_duplicates'] == '0'
+    assert int(kv['gazebo_messages']) > 0 and int(kv['periods']) > 0, kv
+
+    # The counters count: one target inside the limits, one clamped into them (±2π; the
+    # 'clamp' policy), one of the wrong length refused; each sent once over a matched,
+    # reliable subscription, the next once the status counted it (a depth-1 publisher
+    # replaces a sample not yet acknowledged).
+    from std_msgs.msg import Float64MultiArray
+    targets = world.publisher(Float64MultiArray, '/ur3e_1/set/target_joint_positions')
+    for target, counts in (([0.1] * 6, (1, 0, 0)), ([10.0] * 6, (2, 1, 0)),
+                           ([0.1] * 5, (2, 1, 1))):
+        targets.publish(Float64MultiArray(data=target))
+        counted = wait_for_status(
+            world, received, f'targets (accepted, clamped, refused) == {counts}',
+            lambda s: tuple(int(values(s)[k]) for k in
+                            ('targets_accepted', 'targets_clamped', 'targets_refused')) == counts)
+    kv = values(counted)
+    assert (kv['targets_accepted'], kv['targets_clamped'], kv['targets_refused']) == \
+        ('2', '1', '1'), kv
+    assert int(kv['gazebo_messages']) > int(values(ok)['gazebo_messages']), kv
+    assert int(kv['messages_never_reported']) <= int(kv['gazebo_messages']), kv
 
     controller = Controller(world, 'ur3e_1')
     controller.trigger(period=5.0, delay=0.5)

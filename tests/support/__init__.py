@@ -168,3 +168,53 @@ def parse_model_text(text: str) -> dict[str, float]:
         elif joint is not None and in_axis1 and depth == 2 and line.startswith('position:'):
             positions[joint] = float(line.split(':', 1)[1])
     return positions
+
+
+def _help_value(python) -> str:
+    """A parameter's value (as rclpy gives it) printed as --help prints a default: doubles
+    with their point, an empty string as "", arrays as [a, b]."""
+    if isinstance(python, bool):
+        return str(python).lower()
+    if isinstance(python, float):
+        return repr(python)
+    if isinstance(python, str):
+        return python or '""'
+    if isinstance(python, (list, tuple)):
+        return '[' + ', '.join(_help_value(item) for item in python) + ']'
+    return str(python)
+
+
+def check_help_against_node(world, program, node: str, mandatory: set[str]):
+    """Compares `program --help`'s parameter table with what the running `node` (started
+    with only its `mandatory` parameters set) declared, read through its parameter services:
+    every declared parameter has a row, every other row's default is its declared value,
+    and the mandatory ones are marked so."""
+    import re
+    from rcl_interfaces.srv import GetParameters, ListParameters
+    from rclpy.parameter import parameter_value_to_python
+
+    text = subprocess.run([program, '--help'], env=world.env(), capture_output=True,
+                          text=True, timeout=30, check=True).stdout
+    kinds = r'(?:string|double|int|bool)(?:\[\])?'
+    rows = {m[1]: m[2] for m in re.finditer(rf'^  (\S+)\s+{kinds}\s+(\S.*)$', text, re.M)}
+
+    def call(srv_type, name, request):
+        client = world.node.create_client(srv_type, name)
+        world.wait_for(client.service_is_ready, 30, f'the service {name}')
+        future = client.call_async(request)
+        world.wait_for(future.done, 10, f'the response of {name}')
+        world.node.destroy_client(client)
+        return future.result()
+
+    names = sorted(call(ListParameters, f'{node}/list_parameters',
+                        ListParameters.Request()).result.names)
+    values = call(GetParameters, f'{node}/get_parameters',
+                  GetParameters.Request(names=names)).values
+    shown = {name: _help_value(parameter_value_to_python(value))
+             for name, value in zip(names, values)}
+    missing = sorted(set(shown) - set(rows))
+    assert not missing, f'declared by {node}, absent from --help: {missing}\n{text}'
+    wrong = {name: (rows[name], shown[name]) for name in shown
+             if name not in mandatory and rows[name] != shown[name]}
+    assert not wrong, f'--help default vs the default {node} declared: {wrong}'
+    assert all(rows[name] == 'mandatory' for name in mandatory), rows

@@ -57,7 +57,8 @@ pub use parameters::config::{
 };
 pub use parameters::multi::{CompositeParameters, MultiRobot, MultiRobotParameters, RobotLoop};
 pub use parameters::params::{
-    DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
+    help_table, help_value, parameter_help_rows, parameters_help, use_sim_time_row,
+    DeclaredParameters, GzParameters, HelpRow, NodeParameters, ParameterError, ParameterReader,
     RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,
 };
 pub use process::clock::{ClockBridge, ClockParameters, SimTimeNotice};

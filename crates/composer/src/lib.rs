@@ -50,5 +50,5 @@ mod params;
 mod robot_parameters;
 
 pub use client::{ClientError, RobotDriverClient};
-pub use params::ComposerParameters;
+pub use params::{help_rows as parameter_help_rows, ComposerParameters};
 pub use robot_parameters::{read_joint_limits, JointLimits, RobotParameterFileError};

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bridge_node::{serve_robot, NodeExit, RobotDriverRos, RobotDriverRosConfiguration, Teardown};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use composer::{ComposerParameters, RobotDriverClient};
 use rclrs::{Executor, Node};
 use sas_robot_driver_gazebo::{
@@ -25,25 +25,27 @@ const NODE_NAME: &str = "sas_robot_driver_ros_composer_node";
 /// concatenation under the node's name (<node>/get/joint_states, ...) and splits
 /// <node>/set/target_joint_positions into each robot's <name>/set/target_joint_positions.
 #[derive(Parser)]
-#[command(
-    version,
-    after_help = "Parameters (--ros-args --params-file FILE, or -p NAME:=VALUE):\n  \
-    robot_driver_client_names                        string[]  mandatory\n  \
-    thread_sampling_time_sec                         double    0.002\n  \
-    override_joint_limits_with_robot_parameter_file  bool      false\n  \
-    robot_parameter_file_path                        string    mandatory if overriding\n  \
-    initialize_timeout_sec                           double    0.0 (wait until stopped)\n  \
-    joint_states_stamp                               string    node_clock | gazebo\n\n\
-    Example:\n  sas_robot_driver_ros_composer_node --ros-args -r __node:=longboy_sim \
-    --params-file config/longboy.yaml"
-)]
+#[command(version)]
 struct Cli {}
+
+/// What `--help` prints after the options: the parameter table, made by the declarations that
+/// read the parameters (no default here can be stale), then an example.
+fn after_help() -> String {
+    format!(
+        "Parameters (--ros-args --params-file FILE, or -p NAME:=VALUE):\n{}\n\
+         Example:\n  sas_robot_driver_ros_composer_node --ros-args -r __node:=longboy_sim \
+         --params-file config/longboy.yaml",
+        bridge_node::help_table(&composer::parameter_help_rows())
+    )
+}
 
 fn main() -> ExitCode {
     bridge_node::node_binary_main(
         NODE_NAME,
         |own_args| {
-            Cli::parse_from(own_args);
+            Cli::command()
+                .after_help(after_help())
+                .get_matches_from(own_args);
         },
         |args, shutdown, teardown| {
             bridge_node::run_ros_node(

@@ -11,7 +11,7 @@ use parking_lot::{Mutex, RwLock};
 use std::time::Instant;
 
 use crate::{
-    Command, DriverError, JointSnapshot, RobotDriver, ShutdownToken, StateListener,
+    Command, DriverError, JointSnapshot, ReceiveReport, RobotDriver, ShutdownToken, StateListener,
     StateListenerGuard, TargetOutcome,
 };
 
@@ -396,6 +396,18 @@ impl RobotDriver for RobotDriverComposite {
             0 => TargetOutcome::Accepted,
             joints => TargetOutcome::Clamped { joints },
         })
+    }
+
+    /// The parts' refusals added up; the missing joints of every part.
+    fn receive_report(&self) -> ReceiveReport {
+        let mut report = ReceiveReport::default();
+        for part in &self.parts {
+            let part = part.driver.receive_report();
+            report.incomplete += part.incomplete;
+            report.with_duplicates += part.with_duplicates;
+            report.missing.extend(part.missing);
+        }
+        report
     }
 
     fn command_deadline(&self) -> Option<Instant> {

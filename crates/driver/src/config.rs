@@ -79,6 +79,32 @@ pub struct RobotDriverGazeboConfiguration {
     pub command_timeout: Duration,
 }
 
+/// The longest duration any of the driver's, the node's, the composer's or the Python
+/// module's time parameters accepts: about 31.7 years. Deadlines are computed as `Instant +
+/// Duration`, which panics past what the clock holds (about 9.2e18 s), and durations derived
+/// from a parameter (multiples of it, its nanoseconds in a `u64`: 584 years) overflow sooner;
+/// a value like `1e18` s passes a check for finiteness and fails there, at run time. Past
+/// this bound, it is refused at start-up instead.
+pub const LONGEST_DURATION: Duration = Duration::from_secs(1_000_000_000);
+
+/// `value` seconds as a [`Duration`], for a parameter read from a user: finite, not negative,
+/// at most [`LONGEST_DURATION`]. The error says which rule the value breaks and, for a value
+/// too large, the largest accepted one; the caller names the parameter.
+///
+/// # Errors
+/// A NaN, infinite, negative or too large value.
+pub fn duration_from_secs(value: f64) -> Result<Duration, String> {
+    let longest = LONGEST_DURATION.as_secs_f64();
+    if value > longest && value.is_finite() {
+        return Err(format!(
+            "{value} s is longer than the longest accepted duration, {longest:.0} s (about 31 \
+             years)"
+        ));
+    }
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| format!("{value} is not a finite, non-negative number of seconds"))
+}
+
 /// The default of [`RobotDriverGazeboConfiguration::command_timeout`]: a controller at 20 Hz
 /// or faster (sas controllers run at hundreds) sends several targets within it, and a loaded
 /// machine's stalls of tens of milliseconds do not cut a live client off; a joint at
@@ -191,6 +217,29 @@ impl RobotDriverGazeboConfiguration {
                     problem: format!(
                         "value {index} ({}) is {}; a limit is positive (inf: none)",
                         self.joint_names[index], limits[index]
+                    ),
+                });
+            }
+        }
+        let durations = [
+            ("command_timeout", Some(self.command_timeout)),
+            ("initialize_timeout", self.initialize_timeout),
+            (
+                "forward_mode",
+                match self.forward_mode {
+                    ForwardMode::OnChangeWithKeepalive(keepalive) => Some(keepalive),
+                    _ => None,
+                },
+            ),
+        ];
+        for (parameter, duration) in durations {
+            if let Some(duration) = duration.filter(|&duration| duration > LONGEST_DURATION) {
+                return Err(DriverError::InvalidParameter {
+                    parameter,
+                    problem: format!(
+                        "{} s is longer than the longest accepted duration, {} s",
+                        duration.as_secs_f64(),
+                        LONGEST_DURATION.as_secs()
                     ),
                 });
             }
@@ -323,6 +372,43 @@ mod tests {
         let mut config = ur3e();
         config.command_timeout = Duration::ZERO;
         assert!(config.validate().is_err());
+    }
+
+    #[test]
+    fn durations_past_the_longest_accepted_are_refused_naming_the_limit() {
+        // 1e18 s is finite; as a deadline (`Instant + Duration`) it panics.
+        let huge = Duration::from_secs_f64(1e18);
+        for set in [
+            |c: &mut RobotDriverGazeboConfiguration, d| c.command_timeout = d,
+            |c: &mut RobotDriverGazeboConfiguration, d| c.initialize_timeout = Some(d),
+            |c: &mut RobotDriverGazeboConfiguration, d| {
+                c.forward_mode = ForwardMode::OnChangeWithKeepalive(d)
+            },
+        ] {
+            let mut config = ur3e();
+            set(&mut config, huge);
+            let err = config.validate().unwrap_err().to_string();
+            assert!(
+                err.contains("longest accepted duration, 1000000000 s"),
+                "{err}"
+            );
+            set(&mut config, LONGEST_DURATION);
+            config.validate().unwrap();
+        }
+        assert_eq!(duration_from_secs(1e9), Ok(LONGEST_DURATION));
+        let err = duration_from_secs(1e18).unwrap_err();
+        assert!(
+            err.contains(
+                "1000000000000000000 s is longer than the longest accepted duration, 1000000000 s"
+            ),
+            "{err}"
+        );
+        assert!(duration_from_secs(f64::INFINITY)
+            .unwrap_err()
+            .contains("not a finite"));
+        assert!(duration_from_secs(-1.0)
+            .unwrap_err()
+            .contains("non-negative"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::cache::Interest;
 use crate::command::{RateCommands, RateSend};
 use crate::listeners::{StateListener, StateListenerGuard, StateListeners};
+use crate::receive::ReceiveHealth;
 use crate::reset::{ResetWatch, Resets, ANNOUNCEMENTS};
 use crate::source::SourceGate;
 use crate::target::{apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning};
@@ -134,6 +135,8 @@ pub struct RobotDriverGazebo {
     clamp_warning: RateLimitedWarning,
     /// Joint-state messages dropped because another publisher held the stream.
     foreign_joint_states: Arc<AtomicU64>,
+    /// What the receive path refused (incomplete messages, duplicate joints).
+    receive_health: Arc<ReceiveHealth>,
     /// World resets seen on the joint-state stream (its sim time going back).
     resets: Arc<Resets>,
 }
@@ -202,6 +205,7 @@ impl RobotDriverGazebo {
             }),
             clamp_warning: RateLimitedWarning::new(CLAMP_WARNING_INTERVAL),
             foreign_joint_states: Arc::new(AtomicU64::new(0)),
+            receive_health: Arc::default(),
             resets: Arc::default(),
             config,
         })
@@ -258,7 +262,11 @@ impl RobotDriverGazebo {
         let publishers = advertise(Command::Positions)?;
         let velocities = advertise(Command::Velocities)?;
         let forces = advertise(Command::Forces)?;
-        let mut receiver = ModelReceiver::new(self.cache.clone(), &self.config.joint_names);
+        let mut receiver = ModelReceiver::with_health(
+            self.cache.clone(),
+            &self.config.joint_names,
+            self.receive_health.clone(),
+        );
         let mut source = SourceGate::new(
             &self.config.joint_states_topic,
             self.foreign_joint_states.clone(),
@@ -393,9 +401,10 @@ impl RobotDriverGazebo {
             if now >= next_progress_log {
                 tracing::warn!(
                     "RobotDriverGazebo::initialize: still waiting for joint states on [{topic}] \
-                     after {:.0} s ({} messages received); missing: {}.",
+                     after {:.0} s ({} complete messages, {} lacking a joint); missing: {}.",
                     start.elapsed().as_secs_f64(),
                     snapshot.sequence,
+                    self.incomplete_joint_states(),
                     self.missing_in(&snapshot).join(", ")
                 );
                 next_progress_log = now + INITIALIZE_PROGRESS_INTERVAL;
@@ -509,17 +518,46 @@ impl RobotDriverGazebo {
         self.foreign_joint_states.load(Ordering::Relaxed)
     }
 
-    /// Names of the joints not yet seen with non-NaN limits, in configuration order.
+    /// Joint-state messages not taken because they lacked a configured joint (see
+    /// [`ModelReceiver`]: the last complete state stays, and ages).
+    pub fn incomplete_joint_states(&self) -> u64 {
+        self.receive_health.incomplete.load(Ordering::Relaxed)
+    }
+
+    /// Joint-state messages that named a configured joint more than once (the first entry
+    /// was taken).
+    pub fn joint_states_with_duplicates(&self) -> u64 {
+        self.receive_health.with_duplicates.load(Ordering::Relaxed)
+    }
+
+    /// Names of the configured joints the latest Gazebo message lacked (empty if it carried
+    /// all, or none arrived yet), in configuration order.
+    pub fn absent_joints(&self) -> Vec<String> {
+        let absent = self.receive_health.absent.lock();
+        absent
+            .iter()
+            .map(|&joint| self.config.joint_names[joint].clone())
+            .collect()
+    }
+
+    /// Names of the joints the latest Gazebo message lacked, and of those not yet seen with
+    /// non-NaN limits, in configuration order.
     pub fn missing_joints(&self) -> Vec<String> {
         self.missing_in(&self.snapshot())
     }
 
     fn missing_in(&self, snapshot: &JointSnapshot) -> Vec<String> {
+        let absent = self.receive_health.absent.lock();
+        // Before the first complete message the cache holds nothing: then the latest
+        // message says which joints are missing, if one arrived.
+        let judge_cache = snapshot.sequence > 0 || absent.is_empty();
         self.config
             .joint_names
             .iter()
             .enumerate()
-            .filter(|&(joint, _)| !snapshot.joint_is_ready(joint))
+            .filter(|&(joint, _)| {
+                absent.contains(&joint) || (judge_cache && !snapshot.joint_is_ready(joint))
+            })
             .map(|(_, name)| name.clone())
             .collect()
     }
@@ -692,24 +730,6 @@ impl RobotDriverGazebo {
                 );
             }
         }
-    }
-
-    /// Checks `target` as [`set_target_joint_velocities`](Self::set_target_joint_velocities)
-    /// does, without storing it.
-    ///
-    /// # Errors
-    /// The error `set_target_joint_velocities` would return.
-    pub fn check_target_joint_velocities(&self, target: &[f64]) -> Result<(), DriverError> {
-        self.check_rate_target(Command::Velocities, target)
-    }
-
-    /// Checks `target` as [`set_target_joint_forces`](Self::set_target_joint_forces) does,
-    /// without storing it.
-    ///
-    /// # Errors
-    /// The error `set_target_joint_forces` would return.
-    pub fn check_target_joint_forces(&self, target: &[f64]) -> Result<(), DriverError> {
-        self.check_rate_target(Command::Forces, target)
     }
 
     /// Validates and stores a velocity target (rad/s or m/s per joint) that

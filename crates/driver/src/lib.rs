@@ -55,6 +55,7 @@
 
 mod cache;
 mod command;
+mod command_timer;
 mod composite;
 mod config;
 mod driver;
@@ -69,9 +70,11 @@ mod target;
 
 pub use cache::{JointSample, JointSnapshot, JointStateCache};
 pub use command::Command;
+pub use command_timer::CommandTimer;
 pub use composite::{CompositePart, PartOwnership, RobotDriverComposite};
 pub use config::{
-    ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration, DEFAULT_COMMAND_TIMEOUT,
+    duration_from_secs, ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration,
+    DEFAULT_COMMAND_TIMEOUT, LONGEST_DURATION,
 };
 pub use driver::{DriverState, RobotDriverGazebo};
 pub use error::{DriverError, ErrorKind};
@@ -79,6 +82,6 @@ pub use gz_transport::msgs::Time as SimTime;
 pub use listeners::{StateListener, StateListenerGuard, StateListeners};
 pub use receive::ModelReceiver;
 pub use reset::WorldReset;
-pub use robot_driver::RobotDriver;
+pub use robot_driver::{ReceiveReport, RobotDriver};
 pub use shutdown::{ShutdownToken, TriggerListener};
 pub use target::TargetOutcome;

@@ -10,6 +10,18 @@ use crate::{
     StateListenerGuard, TargetOutcome,
 };
 
+/// What the receive path refused of the robot's state messages (see
+/// [`ModelReceiver`](crate::ModelReceiver)), for diagnostics.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReceiveReport {
+    /// Messages not taken because they lacked a configured joint.
+    pub incomplete: u64,
+    /// Messages that named a joint more than once (the first entry taken).
+    pub with_duplicates: u64,
+    /// The configured joints the latest message lacked (empty: it was complete).
+    pub missing: Vec<String>,
+}
+
 /// What a control loop needs from a robot, free of any middleware. Every method takes `&self`
 /// and implementations are `Send + Sync`: a loop thread, an executor thread and other robots'
 /// loops may call into one driver at the same time.
@@ -147,6 +159,11 @@ pub trait RobotDriver: Send + Sync {
     fn state_source(&self) -> String {
         "the robot".into()
     }
+
+    /// What the receive path refused so far; nothing for a driver that refuses nothing.
+    fn receive_report(&self) -> ReceiveReport {
+        ReceiveReport::default()
+    }
 }
 
 impl RobotDriver for RobotDriverGazebo {
@@ -220,5 +237,13 @@ impl RobotDriver for RobotDriverGazebo {
 
     fn state_source(&self) -> String {
         self.configuration().joint_states_topic.clone()
+    }
+
+    fn receive_report(&self) -> ReceiveReport {
+        ReceiveReport {
+            incomplete: self.incomplete_joint_states(),
+            with_duplicates: self.joint_states_with_duplicates(),
+            missing: self.absent_joints(),
+        }
     }
 }

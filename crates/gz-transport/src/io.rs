@@ -35,9 +35,10 @@ use std::time::{Duration, Instant};
 use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
 
 use crate::config::Credentials;
-use crate::core::{bump, Command, Core, Delivery};
+use crate::core::{bump, Command, Core, Delivery, SubEntry};
 use crate::wire::DataMessage;
 use crate::zmtp::{self, ZmtpError, GREETING_LEN};
+use crate::MessageInfo;
 
 /// How long a connection to a publisher outlives the discovery that made us open it. A
 /// publisher often sends its last messages just before UNADVERTISE/BYE; closing at once would
@@ -600,7 +601,9 @@ struct Connection {
     /// The messages of the current read, and the topics seen while marking the superseded
     /// ones (both reused: a read allocates nothing).
     batch: Vec<Found>,
-    newer_topics: Vec<(usize, usize, usize)>,
+    /// Per topic of the current read: its range in the data, its newest message's and its
+    /// last visited message's places in the batch.
+    newer_topics: Vec<(usize, usize, usize, usize)>,
     queue: SendQueue,
     /// The handshake failed on security: retried after [`REFUSED_RETRY_INTERVAL`].
     refused: bool,
@@ -860,7 +863,8 @@ fn deliver_all(connection: &mut Connection, core: &Core, address: &str) -> Resul
     };
     if batch.len() > 1 {
         // The newest message of each topic after this one (its topic as a range of `data`,
-        // its place in the batch; the list is kept from read to read).
+        // its place in the batch, and the place of the one visited last, which gets this
+        // one as its `older`; the list is kept from read to read).
         let newer = &mut connection.newer_topics;
         newer.clear();
         for index in (0..batch.len()).rev() {
@@ -869,18 +873,21 @@ fn deliver_all(connection: &mut Connection, core: &Core, address: &str) -> Resul
             }
             let (start, end) = batch[index].frames[0];
             let topic = &data[start..end];
-            match newer.iter().find(|&&(s, e, _)| &data[s..e] == topic) {
-                Some(&(_, _, newest)) => {
+            match newer.iter_mut().find(|(s, e, _, _)| &data[*s..*e] == topic) {
+                Some((_, _, newest, visited)) => {
                     batch[index].superseded = true;
-                    batch[newest].supersedes += 1;
+                    batch[*newest].supersedes += 1;
+                    batch[*visited].older = Some(index);
+                    *visited = index;
                 }
-                None => newer.push((start, end, index)),
+                None => newer.push((start, end, index, index)),
             }
         }
     }
-    for found in batch.iter().filter(|found| found.count > 0) {
-        let frames = found.frames.map(|(start, end)| &data[start..end]);
-        deliver(core, &frames[..found.count.min(4)], found, address);
+    for index in 0..batch.len() {
+        if batch[index].count > 0 {
+            deliver(core, data, batch, index, address);
+        }
     }
     connection.received.consume(at);
     outcome
@@ -900,6 +907,8 @@ struct Found {
     superseded: bool,
     /// How many messages before it in the buffer it supersedes.
     supersedes: u64,
+    /// The message before it on the same topic in the buffer (the newest one it supersedes).
+    older: Option<usize>,
 }
 
 /// The message starting at `data[at..]`, `None` while it is incomplete; a PING is answered into
@@ -911,6 +920,7 @@ fn next_message(data: &[u8], at: usize, pong: &mut Vec<u8>) -> Result<Option<Fou
         count: 0,
         superseded: false,
         supersedes: 0,
+        older: None,
     };
     loop {
         let Some((frame, len)) =
@@ -943,20 +953,39 @@ fn next_message(data: &[u8], at: usize, pong: &mut Vec<u8>) -> Result<Option<Fou
     }
 }
 
-/// Hands one received message (`found`, its first four frames in `frames`) to the
-/// subscriptions of its topic.
-fn deliver(core: &Core, frames: &[&[u8]], found: &Found, sender: &str) {
-    let (count, superseded) = (found.count, found.superseded);
-    let decoded = if count == frames.len() {
+/// The first four frames of the message at `found`, in the buffer's `data`.
+fn frames_of<'d>(data: &'d [u8], found: &Found) -> [&'d [u8]; 4] {
+    found.frames.map(|(start, end)| &data[start..end])
+}
+
+/// Decodes a message of `count` frames whose first four are `frames`.
+fn decode<'f>(
+    frames: &'f [&[u8]; 4],
+    count: usize,
+) -> Result<DataMessage<'f>, crate::wire::WireError> {
+    if count == frames.len() {
         DataMessage::decode(frames)
     } else {
         Err(crate::wire::WireError::FrameCount(count))
-    };
-    let msg = match decoded {
+    }
+}
+
+/// Hands message `index` of the read (`batch`, in the buffer's `data`) to the subscriptions of
+/// its topic. A [`Delivery::Latest`] subscription skips it if a newer one on its topic follows;
+/// if the newest is not taken (it does not decode, or has the wrong type) it gets the newest
+/// older one that is, so a bad message never hides a good one.
+fn deliver(core: &Core, data: &[u8], batch: &[Found], index: usize, sender: &str) {
+    let found = &batch[index];
+    let superseded = found.superseded;
+    let frames = frames_of(data, found);
+    let msg = match decode(&frames, found.count) {
         Ok(m) => m,
         Err(e) => {
             bump(&core.counters.messages_dropped);
             core.offenders.dropped(sender, "a data message", &e);
+            if found.older.is_some() {
+                deliver_older_to_latest(core, data, batch, found.older);
+            }
             return;
         }
     };
@@ -983,31 +1012,88 @@ fn deliver(core: &Core, frames: &[&[u8]], found: &Found, sender: &str) {
             bump(&core.counters.messages_superseded);
             continue;
         }
-        if !entry.accepts(msg.type_name) {
-            bump(&core.counters.type_mismatches);
-            let why = format!(
-                "type {} on {}, subscribed as another type",
-                msg.type_name, info.topic
-            );
-            core.offenders
-                .dropped(msg.address, "a message of the wrong type", &why);
-            continue;
+        if !hand_over(core, entry, &msg, &info) && entry.delivery == Delivery::Latest {
+            take_older(core, data, batch, found.older, entry);
         }
-        let mut callback = entry.callback.lock();
-        match catch_unwind(AssertUnwindSafe(|| (*callback)(msg.payload, &info))) {
-            Ok(true) => {}
-            Ok(false) => {
-                bump(&core.counters.decode_errors);
-                let why = format!(
-                    "the payload on {} does not decode as {}",
-                    info.topic, msg.type_name
-                );
-                core.offenders.dropped(msg.address, "a message", &why);
+    }
+}
+
+/// The newest message of a topic in a read did not decode at all: every Latest subscription
+/// of the topic of the newest older one that does gets that one (or an older one it takes).
+fn deliver_older_to_latest(core: &Core, data: &[u8], batch: &[Found], mut older: Option<usize>) {
+    while let Some(index) = older {
+        let frames = frames_of(data, &batch[index]);
+        if let Ok(msg) = decode(&frames, batch[index].count) {
+            let Some(entries) = core.subscribers_of(msg.topic) else {
+                return;
+            };
+            for entry in entries.iter().filter(|e| e.delivery == Delivery::Latest) {
+                take_older(core, data, batch, Some(index), entry);
             }
-            Err(_) => {
-                bump(&core.counters.callback_panics);
-                tracing::error!(topic = %info.topic, "subscription callback panicked");
-            }
+            return;
+        }
+        older = batch[index].older;
+    }
+}
+
+/// For a Latest subscription (`entry`) that did not take a newer message of its topic: hands
+/// it `older`, the newest message it skipped, then the next older one, until it takes one.
+/// Each handed over is no longer counted as superseded.
+fn take_older(
+    core: &Core,
+    data: &[u8],
+    batch: &[Found],
+    mut older: Option<usize>,
+    entry: &SubEntry,
+) {
+    while let Some(index) = older {
+        older = batch[index].older;
+        // Undecodable ones were counted when they were met.
+        let frames = frames_of(data, &batch[index]);
+        let Ok(msg) = decode(&frames, batch[index].count) else {
+            continue;
+        };
+        core.counters
+            .messages_superseded
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        let mut info = core.message_info(&msg);
+        // What it supersedes: the messages of its topic still before it.
+        info.superseded = std::iter::successors(older, |&i| batch[i].older).count() as u64;
+        if hand_over(core, entry, &msg, &info) {
+            return;
+        }
+    }
+}
+
+/// Calls `entry`'s callback with `msg`, counting what goes wrong; whether it took the message
+/// (a callback that panicked did).
+fn hand_over(core: &Core, entry: &SubEntry, msg: &DataMessage<'_>, info: &MessageInfo) -> bool {
+    if !entry.accepts(msg.type_name) {
+        bump(&core.counters.type_mismatches);
+        let why = format!(
+            "type {} on {}, subscribed as another type",
+            msg.type_name, info.topic
+        );
+        core.offenders
+            .dropped(msg.address, "a message of the wrong type", &why);
+        return false;
+    }
+    let mut callback = entry.callback.lock();
+    match catch_unwind(AssertUnwindSafe(|| (*callback)(msg.payload, info))) {
+        Ok(true) => true,
+        Ok(false) => {
+            bump(&core.counters.decode_errors);
+            let why = format!(
+                "the payload on {} does not decode as {}",
+                info.topic, msg.type_name
+            );
+            core.offenders.dropped(msg.address, "a message", &why);
+            false
+        }
+        Err(_) => {
+            bump(&core.counters.callback_panics);
+            tracing::error!(topic = %info.topic, "subscription callback panicked");
+            true
         }
     }
 }

@@ -61,16 +61,7 @@ impl MultiRobotParameters {
     /// twice; a composite of unknown robots; two robots with the same topics.
     pub fn declare(node: &Node) -> Result<Option<Self>, ParameterError> {
         let mut reader = ParameterReader::new(node);
-        let robots = group_list(
-            &mut reader,
-            "robots",
-            "robots run by this node, each configured by its group",
-        )?;
-        let composites = group_list(
-            &mut reader,
-            "composites",
-            "composite robots of this node, each composing robots of `robots`",
-        )?;
+        let (robots, composites) = declare_group_lists(&mut reader)?;
         if robots.is_empty() {
             if !composites.is_empty() {
                 return Err(reader.invalid(
@@ -216,6 +207,26 @@ impl CompositeParameters {
             reader.into_declared(),
         ))
     }
+}
+
+/// `robots` and `composites`, the lists that make a node run several robots.
+pub(crate) fn declare_group_lists(
+    reader: &mut ParameterReader<'_>,
+) -> Result<(Vec<String>, Vec<String>), ParameterError> {
+    let robots = group_list(
+        reader,
+        "robots",
+        "robots run by this node, each configured by its group: <robot>.joint_names, \
+         <robot>.robot_name (default <robot>), ...; the node's own optional parameters are \
+         every robot's defaults",
+    )?;
+    let composites = group_list(
+        reader,
+        "composites",
+        "composite robots of this node, each composing robots of `robots`: groups <c>.robots \
+         (robots composed, in joint order), <c>.robot_name, <c>.thread_sampling_time_sec, ...",
+    )?;
+    Ok((robots, composites))
 }
 
 fn group_list(

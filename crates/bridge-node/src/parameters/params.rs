@@ -11,7 +11,8 @@ use std::time::Duration;
 use gz_transport::MsgsPrefix;
 use rclrs::{DeclarationError, Node, ParameterValue, ParameterVariant};
 use sas_robot_driver_gazebo::{
-    DriverError, LimitPolicy, RobotDriverGazeboConfiguration, DEFAULT_COMMAND_TIMEOUT,
+    duration_from_secs, DriverError, LimitPolicy, RobotDriverGazeboConfiguration,
+    DEFAULT_COMMAND_TIMEOUT,
 };
 
 use crate::parameters::config::DEFAULT_HEARTBEAT;
@@ -91,29 +92,71 @@ impl std::fmt::Debug for DeclaredParameters {
 /// parameter: missing, of another type (saying what was given), or invalid. Parameters can
 /// live in a group: `ParameterReader::group(node, "r820_sim")` reads `r820_sim.joint_names`
 /// (in a params file, `joint_names` nested under `r820_sim:`).
+///
+/// Without a node ([`for_help`](Self::for_help)) it declares nothing and records each
+/// parameter with its type, default and description instead: the node's `--help` table is
+/// made by the very declarations that read the parameters, so the two cannot drift apart.
 pub struct ParameterReader<'a> {
-    node: &'a Node,
+    node: Option<&'a Node>,
     prefix: String,
     declared: DeclaredParameters,
+    rows: Vec<HelpRow>,
+}
+
+/// One parameter as `--help` lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HelpRow {
+    /// The parameter's name.
+    pub name: String,
+    /// Its ROS type: `string`, `double`, `int`, `bool`, `string[]`, `double[]`.
+    pub kind: &'static str,
+    /// Its default as `--help` prints it; `None` for a mandatory parameter.
+    pub default: Option<String>,
+    /// What it does.
+    pub description: &'static str,
 }
 
 impl<'a> ParameterReader<'a> {
     /// Reads the node's own (ungrouped) parameters.
     pub fn new(node: &'a Node) -> Self {
         ParameterReader {
-            node,
+            node: Some(node),
             prefix: String::new(),
             declared: DeclaredParameters::default(),
+            rows: Vec::new(),
         }
     }
 
     /// Reads the parameters of group `group` (`<group>.<name>`).
     pub fn group(node: &'a Node, group: &str) -> Self {
         ParameterReader {
-            node,
+            node: Some(node),
             prefix: format!("{group}."),
             declared: DeclaredParameters::default(),
+            rows: Vec::new(),
         }
+    }
+
+    /// A reader that declares nothing: every parameter takes its default (a mandatory one
+    /// its type's empty value) and is recorded for [`help_rows`](Self::help_rows).
+    pub fn for_help() -> ParameterReader<'static> {
+        ParameterReader {
+            node: None,
+            prefix: String::new(),
+            declared: DeclaredParameters::default(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The parameters a [`for_help`](Self::for_help) reader was asked for, in order.
+    pub fn help_rows(&self) -> &[HelpRow] {
+        &self.rows
+    }
+
+    /// True for a [`for_help`](Self::for_help) reader: a caller that declares a parameter
+    /// only under a condition declares it anyway, so that `--help` lists it.
+    pub fn is_for_help(&self) -> bool {
+        self.node.is_none()
     }
 
     /// The full name of parameter `name` of this reader's group.
@@ -133,7 +176,7 @@ impl<'a> ParameterReader<'a> {
     ///
     /// # Errors
     /// It is missing, or has another type.
-    pub fn mandatory<T: ParameterVariant + Send + Sync>(
+    pub fn mandatory<T: ParameterVariant + Send + Sync + Default>(
         &mut self,
         name: &str,
         expected: &'static str,
@@ -146,7 +189,7 @@ impl<'a> ParameterReader<'a> {
     ///
     /// # Errors
     /// It has another type.
-    pub fn optional<T: ParameterVariant + Send + Sync>(
+    pub fn optional<T: ParameterVariant + Send + Sync + Default>(
         &mut self,
         name: &str,
         expected: &'static str,
@@ -161,7 +204,7 @@ impl<'a> ParameterReader<'a> {
         self.declared
     }
 
-    fn declare<T: ParameterVariant + Send + Sync>(
+    fn declare<T: ParameterVariant + Send + Sync + Default>(
         &mut self,
         name: &str,
         expected: &'static str,
@@ -169,8 +212,17 @@ impl<'a> ParameterReader<'a> {
         default: Option<T>,
     ) -> Result<T, ParameterError> {
         let name = self.name(name);
-        let mut builder = self
-            .node
+        let Some(node) = self.node else {
+            let value = default.clone().unwrap_or_default();
+            self.rows.push(HelpRow {
+                name,
+                kind: kind_name(&value.clone().into()),
+                default: default.map(|default| help_value(&default.into())),
+                description,
+            });
+            return Ok(value);
+        };
+        let mut builder = node
             .declare_parameter::<T>(name.as_str())
             .description(description);
         if let Some(default) = default {
@@ -185,29 +237,142 @@ impl<'a> ParameterReader<'a> {
             Err(DeclarationError::NoValueAvailable) => Err(ParameterError::Missing {
                 name,
                 expected,
-                node: self.node.fully_qualified_name(),
+                node: node.fully_qualified_name(),
             }),
             Err(DeclarationError::OverrideValueTypeMismatch) => Err(ParameterError::WrongType {
-                given: self.describe_override(&name),
+                given: describe_override(node, &name),
                 name,
                 expected,
             }),
             Err(source) => Err(ParameterError::Declaration { name, source }),
         }
     }
+}
 
-    /// What was given for `name`, read through a short-lived dynamically typed declaration.
-    fn describe_override(&self, name: &str) -> String {
-        match self
-            .node
-            .declare_parameter::<ParameterValue>(name)
-            .optional()
-            .map(|parameter| parameter.get())
-        {
-            Ok(Some(value)) => describe(&value),
-            _ => "of another type".into(),
+/// What was given for `name`, read through a short-lived dynamically typed declaration.
+fn describe_override(node: &Node, name: &str) -> String {
+    match node
+        .declare_parameter::<ParameterValue>(name)
+        .optional()
+        .map(|parameter| parameter.get())
+    {
+        Ok(Some(value)) => describe(&value),
+        _ => "of another type".into(),
+    }
+}
+
+/// The ROS type name of `value`, as `--help` prints it.
+fn kind_name(value: &ParameterValue) -> &'static str {
+    match value {
+        ParameterValue::Bool(_) => "bool",
+        ParameterValue::Integer(_) => "int",
+        ParameterValue::Double(_) => "double",
+        ParameterValue::String(_) => "string",
+        ParameterValue::ByteArray(_) => "byte[]",
+        ParameterValue::BoolArray(_) => "bool[]",
+        ParameterValue::IntegerArray(_) => "int[]",
+        ParameterValue::DoubleArray(_) => "double[]",
+        ParameterValue::StringArray(_) => "string[]",
+    }
+}
+
+/// `value` as `--help` prints a default: a double always with its point (`1.0`, as a params
+/// file must write it), an empty string as `""`, an array as `[a, b]`.
+pub fn help_value(value: &ParameterValue) -> String {
+    fn list<T>(values: &[T], item: impl Fn(&T) -> String) -> String {
+        format!(
+            "[{}]",
+            values.iter().map(item).collect::<Vec<_>>().join(", ")
+        )
+    }
+    let string = |text: &str| {
+        if text.is_empty() {
+            "\"\"".to_string()
+        } else {
+            text.to_string()
+        }
+    };
+    match value {
+        ParameterValue::Bool(v) => v.to_string(),
+        ParameterValue::Integer(v) => v.to_string(),
+        ParameterValue::Double(v) => format!("{v:?}"),
+        ParameterValue::String(v) => string(v),
+        ParameterValue::ByteArray(v) => list(v, |b| b.to_string()),
+        ParameterValue::BoolArray(v) => list(v, |b| b.to_string()),
+        ParameterValue::IntegerArray(v) => list(v, |i| i.to_string()),
+        ParameterValue::DoubleArray(v) => list(v, |d| format!("{d:?}")),
+        ParameterValue::StringArray(v) => list(v, |t| string(t)),
+    }
+}
+
+/// Every parameter of a node, as its declarations record them without a node (see
+/// [`ParameterReader::for_help`]), in the order a node declares them: the multi-robot lists,
+/// a robot's block and options, the gz-transport settings, the process's clock.
+pub fn parameter_help_rows() -> Vec<HelpRow> {
+    let mut reader = ParameterReader::for_help();
+    // Nothing fails without a node: every value is a default, and the defaults are valid.
+    crate::parameters::multi::declare_group_lists(&mut reader)
+        .expect("the group lists' defaults are valid");
+    RobotBlock::declare(&mut reader, None).expect("a help reader fails nothing");
+    RobotDefaults::default()
+        .declare(&mut reader)
+        .expect("the defaults are valid");
+    GzParameters::declare(&mut reader).expect("the gz defaults are valid");
+    crate::ClockParameters::declare(&mut reader).expect("the clock defaults are valid");
+    let mut rows = reader.rows;
+    rows.push(use_sim_time_row());
+    rows
+}
+
+/// `use_sim_time`, which every rclrs node declares itself (false unless set).
+pub fn use_sim_time_row() -> HelpRow {
+    HelpRow {
+        name: "use_sim_time".into(),
+        kind: "bool",
+        default: Some("false".into()),
+        description: "ROS's own: every stamp from ROS /clock",
+    }
+}
+
+/// The node's `--help` table ([`help_table`] of [`parameter_help_rows`]).
+pub fn parameters_help() -> String {
+    help_table(&parameter_help_rows())
+}
+
+/// A `--help` table: per row its name, type and default (or `mandatory`), then the
+/// description on the lines below, wrapped.
+pub fn help_table(rows: &[HelpRow]) -> String {
+    const WIDTH: usize = 100;
+    let name_width = rows
+        .iter()
+        .map(|row| row.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(29);
+    let indent = 2 + name_width + 1 + 10;
+    let mut text = String::new();
+    for row in rows {
+        let default = row.default.as_deref().unwrap_or("mandatory");
+        text.push_str(&format!(
+            "  {:<name_width$} {:<9} {default}\n",
+            row.name, row.kind
+        ));
+        let mut line = String::new();
+        for word in row.description.split_whitespace() {
+            if !line.is_empty() && indent + line.len() + 1 + word.len() > WIDTH {
+                text.push_str(&format!("{:indent$}{line}\n", ""));
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        if !line.is_empty() {
+            text.push_str(&format!("{:indent$}{line}\n", ""));
         }
     }
+    text
 }
 
 /// The configurations read from a node's parameters. Keeps the parameters declared
@@ -713,19 +878,15 @@ fn parse_limit_policy(name: String, value: &str) -> Result<LimitPolicy, Paramete
     }
 }
 
-/// A non-negative finite number of seconds; `Ok(None)` for 0 when `zero_means_none`, an error
-/// for 0 otherwise.
+/// A non-negative finite number of seconds, at most [`LONGEST_DURATION`] (a deadline past what
+/// the clock holds would panic); `Ok(None)` for 0 when `zero_means_none`, an error for 0
+/// otherwise.
 pub(crate) fn seconds(
     name: String,
     value: f64,
     zero_means_none: bool,
 ) -> Result<Option<Duration>, ParameterError> {
-    let Ok(duration) = Duration::try_from_secs_f64(value) else {
-        return Err(invalid(
-            name,
-            format!("{value} is not a finite, non-negative number of seconds"),
-        ));
-    };
+    let duration = duration_from_secs(value).map_err(|problem| invalid(name.clone(), problem))?;
     match (duration.is_zero(), zero_means_none) {
         (false, _) => Ok(Some(duration)),
         (true, true) => Ok(None),
@@ -763,7 +924,7 @@ mod tests {
         assert_eq!(seconds("p".into(), 0.0, true).unwrap(), None);
         let err = seconds("thread_sampling_time_sec".into(), 0.0, false).unwrap_err();
         assert!(err.to_string().contains("greater than zero"), "{err}");
-        for bad in [-0.5, f64::NAN, f64::INFINITY] {
+        for bad in [-0.5, f64::NAN, f64::INFINITY, 1e18] {
             let err = seconds("initialize_timeout_sec".into(), bad, true).unwrap_err();
             assert!(
                 err.to_string()
@@ -771,6 +932,15 @@ mod tests {
                 "{err}"
             );
         }
+        // Finite but past what a deadline (`Instant + Duration`) can hold: refused at
+        // start-up, naming the largest accepted value, instead of a panic later.
+        let err = seconds("state_timeout_sec".into(), 1e18, true).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is longer than the longest accepted duration, 1000000000 s"),
+            "{err}"
+        );
+        assert!(seconds("state_timeout_sec".into(), 1e9, true).is_ok());
     }
 
     #[test]

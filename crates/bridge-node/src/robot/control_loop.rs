@@ -114,7 +114,12 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
             let driver = driver.clone();
             Box::new(move || state_age(&*driver))
         };
-        let health = Arc::new(RobotHealth::new(counters.clone(), state_age));
+        let receive = {
+            let driver = driver.clone();
+            Box::new(move || driver.receive_report())
+        };
+        let health =
+            Arc::new(RobotHealth::new(counters.clone(), state_age).with_receive_report(receive));
         let diagnostics =
             Diagnostics::new(node, &config.robot_name, health.clone(), safety.watchdog())?;
         Ok(RobotDriverRos {
@@ -146,12 +151,6 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
     /// targets, staleness), with the age of the latest state. Cheap; any thread.
     pub fn counters(&self) -> RobotCountersSnapshot {
         self.counters.snapshot(state_age(&*self.driver))
-    }
-
-    /// The token that stops this robot's loop (the process's token and `set/shutdown`
-    /// trigger it).
-    pub fn shutdown_token(&self) -> &ShutdownToken {
-        &self.shutdown
     }
 
     /// Connects and initializes the driver, then serves the robot until the shutdown token is

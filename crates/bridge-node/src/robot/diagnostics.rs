@@ -20,6 +20,8 @@ use ros_env::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue}
 
 use crate::robot::counters::RobotCounters;
 use crate::robot::watchdog::{Watchdog, WatchdogState};
+use sas_robot_driver_gazebo::ReceiveReport;
+
 use crate::{BridgeError, LoopStatistics};
 
 /// How often the statuses are published.
@@ -68,6 +70,8 @@ pub(crate) struct RobotHealth {
     outcome: Mutex<Option<String>>,
     counters: Arc<RobotCounters>,
     state_age: Box<dyn Fn() -> Option<Duration> + Send + Sync>,
+    /// What the driver's receive path refused (incomplete messages, duplicate joints).
+    receive: Box<dyn Fn() -> ReceiveReport + Send + Sync>,
 }
 
 impl RobotHealth {
@@ -80,7 +84,19 @@ impl RobotHealth {
             outcome: Mutex::new(None),
             counters,
             state_age,
+            receive: Box::new(ReceiveReport::default),
         }
+    }
+
+    /// Reports `receive` (the driver's [`RobotDriver::receive_report`]) too.
+    ///
+    /// [`RobotDriver::receive_report`]: sas_robot_driver_gazebo::RobotDriver::receive_report
+    pub fn with_receive_report(
+        mut self,
+        receive: Box<dyn Fn() -> ReceiveReport + Send + Sync>,
+    ) -> Self {
+        self.receive = receive;
+        self
     }
 
     pub fn set_phase(&self, phase: Phase) {
@@ -112,7 +128,11 @@ impl RobotHealth {
 
     fn counters(&self, now: Instant) -> Counters {
         let c = self.counters.snapshot((self.state_age)());
+        let receive = (self.receive)();
         Counters {
+            incomplete_joint_states: receive.incomplete,
+            joint_states_with_duplicates: receive.with_duplicates,
+            missing_joints: receive.missing,
             at: now,
             state_age: c.state_age,
             stale: c.stale,
@@ -133,9 +153,14 @@ impl RobotHealth {
 }
 
 /// The counters read at one time.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Counters {
     at: Instant,
+    /// Gazebo messages not taken for lacking a configured joint, and the joints the latest
+    /// one lacked.
+    incomplete_joint_states: u64,
+    missing_joints: Vec<String>,
+    joint_states_with_duplicates: u64,
     state_age: Option<Duration>,
     /// Older than the robot's state timeout (see `state_timeout_sec`).
     stale: bool,
@@ -193,6 +218,12 @@ fn level_and_message(
         ),
         Phase::Running => {
             let mut problems = Vec::new();
+            if !now.missing_joints.is_empty() {
+                problems.push(format!(
+                    "Gazebo's joint states lack the configured joint(s) {}: they are not taken",
+                    now.missing_joints.join(", ")
+                ));
+            }
             match now.state_age {
                 Some(age) if now.stale => problems.push(format!(
                     "stale: no joint states from Gazebo for {:.1} s",
@@ -277,6 +308,14 @@ fn key_values(now: &Counters, before: Option<&Counters>, watchdog: String) -> Ve
         pair("stale_episodes", now.stale_episodes.to_string()),
         pair("short_stalls", now.short_stalls.to_string()),
         pair("non_finite_messages", now.non_finite_messages.to_string()),
+        pair(
+            "incomplete_joint_states",
+            now.incomplete_joint_states.to_string(),
+        ),
+        pair(
+            "joint_states_with_duplicates",
+            now.joint_states_with_duplicates.to_string(),
+        ),
         pair("periods", now.periods.to_string()),
         pair("overruns", now.overruns.to_string()),
         pair("targets_accepted", now.targets_accepted.to_string()),
@@ -408,6 +447,9 @@ mod tests {
             gazebo_messages: 500,
             joint_states_published: 500,
             never_reported: 4,
+            incomplete_joint_states: 0,
+            missing_joints: Vec::new(),
+            joint_states_with_duplicates: 0,
         }
     }
 
@@ -424,7 +466,7 @@ mod tests {
             periods: 1500,
             gazebo_messages: 1500,
             joint_states_published: 1498,
-            ..before
+            ..before.clone()
         };
         let (level, message) = level_and_message(Phase::Running, None, None, &now, Some(&before));
         assert_eq!((level, message.as_str()), (DiagnosticStatus::OK, "running"));
@@ -448,7 +490,7 @@ mod tests {
             periods: before.periods + 400,
             overruns: 101,
             targets_refused: 5,
-            ..before
+            ..before.clone()
         };
         let (level, message) = level_and_message(Phase::Running, None, None, &now, Some(&before));
         assert_eq!(level, DiagnosticStatus::WARN);
@@ -468,6 +510,43 @@ mod tests {
         let (level, _) =
             level_and_message(Phase::Running, None, None, &few_overruns, Some(&before));
         assert_eq!(level, DiagnosticStatus::OK);
+    }
+
+    #[test]
+    fn joint_states_lacking_a_joint_warn_naming_it_and_are_counted() {
+        let t0 = Instant::now();
+        let before = counters(t0);
+        let now = Counters {
+            at: t0 + Duration::from_secs(1),
+            incomplete_joint_states: 7,
+            missing_joints: vec!["elbow_joint".into()],
+            joint_states_with_duplicates: 2,
+            ..before.clone()
+        };
+        let (level, message) = level_and_message(Phase::Running, None, None, &now, Some(&before));
+        assert_eq!(level, DiagnosticStatus::WARN);
+        assert_eq!(
+            message,
+            "Gazebo's joint states lack the configured joint(s) elbow_joint: they are not taken"
+        );
+        let values = key_values(&now, Some(&before), "disarmed".into());
+        assert_eq!(value(&values, "incomplete_joint_states"), "7");
+        assert_eq!(value(&values, "joint_states_with_duplicates"), "2");
+    }
+
+    #[test]
+    fn health_reports_what_the_drivers_receive_path_refused() {
+        let health = RobotHealth::new(Arc::default(), Box::new(|| None)).with_receive_report(
+            Box::new(|| ReceiveReport {
+                incomplete: 3,
+                with_duplicates: 1,
+                missing: vec!["a".into()],
+            }),
+        );
+        let read = health.counters(Instant::now());
+        assert_eq!(read.incomplete_joint_states, 3);
+        assert_eq!(read.joint_states_with_duplicates, 1);
+        assert_eq!(read.missing_joints, ["a"]);
     }
 
     #[test]

@@ -150,6 +150,24 @@ mod tests {
     }
 
     #[test]
+    fn a_count_past_the_bytes_present_is_an_error_before_any_allocation() {
+        // 2^31 doubles claimed, none present: refused by the bytes present (the reader checks
+        // count * 8 against what is left before it reserves anything).
+        let mut writer = CdrWriter::new(true);
+        writer.u32(0).u32(0).u32(1 << 31);
+        assert!(matches!(
+            read_float64_multi_array(writer.bytes()),
+            Err(CdrError::Truncated { field: "data", .. })
+        ));
+        let mut writer = CdrWriter::new(false);
+        writer.u32(u32::MAX);
+        assert!(matches!(
+            read_float64_multi_array(writer.bytes()),
+            Err(CdrError::Truncated { .. })
+        ));
+    }
+
+    #[test]
     fn stamps_split_nanoseconds_and_normalise_negative_times() {
         let t = stamp_from_nanos(1_700_000_000_123_456_789);
         assert_eq!((t.sec, t.nanosec), (1_700_000_000, 123_456_789));
@@ -194,5 +212,47 @@ mod tests {
         let message = multi_array(&[-1.0, f64::NEG_INFINITY]);
         assert_eq!(message.data.as_slice(), [-1.0, f64::NEG_INFINITY]);
         assert!(message.layout.dim.is_empty());
+    }
+
+    /// The `set/*` decoder fed what a hostile or broken ROS peer may send: `scripts/fuzz` runs
+    /// these with millions of cases (`PROPTEST_CASES`), CI with proptest's default. It never
+    /// panics, and what it returns is bounded by the bytes it was given.
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn bounded(bytes: &[u8]) -> Result<(), TestCaseError> {
+            if let Ok(data) = read_float64_multi_array(bytes) {
+                prop_assert!(data.len() * 8 <= bytes.len());
+            }
+            Ok(())
+        }
+
+        proptest! {
+            #[test]
+            fn random_multi_arrays(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+                bounded(&bytes)?;
+            }
+
+            #[test]
+            fn mutated_multi_arrays(
+                little_endian in any::<bool>(),
+                labels in prop::collection::vec("[a-z]{0,9}", 0..3),
+                data in prop::collection::vec(any::<f64>(), 0..8),
+                edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+                cut in any::<prop::sample::Index>(),
+            ) {
+                let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                let mut bytes = multi_array_cdr(little_endian, &labels, &data);
+                // Counts and lengths are where a peer lies: overwrite bytes anywhere, then
+                // cut the message somewhere.
+                for (at, value) in edits {
+                    let i = at.index(bytes.len());
+                    bytes[i] = value;
+                }
+                bytes.truncate(cut.index(bytes.len() + 1));
+                bounded(&bytes)?;
+            }
+        }
     }
 }

@@ -198,3 +198,102 @@ fn hold_position<D: RobotDriver + ?Sized>(
     driver.forward_targets()?;
     Ok(hold)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use gz_transport::msgs::{Axis, Double, Joint, Model};
+    use gz_transport::{MessageInfo, Node, NodeOptions};
+    use sas_robot_driver_gazebo::{
+        DriverState, JointSnapshot, RobotDriverGazebo, RobotDriverGazeboConfiguration,
+    };
+
+    use super::*;
+
+    const PATIENCE: Duration = Duration::from_secs(20);
+
+    /// The fault's own stop, not the de-initialisation that follows it in the loop (which
+    /// sets a rate command in force to zero too, and so would hide a fault that did not):
+    /// against a gz-transport peer playing Gazebo, the velocity in force is zeroed and the
+    /// measured position held while the driver is still initialized.
+    #[test]
+    fn a_fault_zeroes_the_velocity_in_force_and_holds_the_position_before_deinitialize() {
+        std::env::set_var("GZ_IP", "127.0.0.1");
+        std::env::set_var("IGN_IP", "127.0.0.1");
+        let partition = format!("safety_{}", std::process::id());
+        let gazebo = Node::with_options(NodeOptions {
+            partition: Some(partition.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        let log: Arc<Mutex<Vec<(&'static str, f64)>>> = Arc::default();
+        let on = |topic: &'static str, suffix: &'static str| {
+            let log = log.clone();
+            gazebo
+                .subscribe(topic, move |command: Double, _: &MessageInfo| {
+                    log.lock().unwrap().push((suffix, command.data))
+                })
+                .unwrap()
+        };
+        let _subscriptions = [
+            on("/safety/j/0/cmd_pos", "cmd_pos"),
+            on("/safety/j/cmd_vel", "cmd_vel"),
+        ];
+        let states = gazebo.advertise::<Model>("/safety/joint_state").unwrap();
+        let mut config =
+            RobotDriverGazeboConfiguration::new(["j"], "/safety/", "/safety/joint_state");
+        config.partition = Some(partition);
+        config.command_timeout = Duration::from_secs(60);
+        let driver = RobotDriverGazebo::new(config, None).unwrap();
+        driver.connect().unwrap();
+        assert!(states.wait_for_subscribers(PATIENCE));
+        let publishing = AtomicBool::new(true);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let model = Model {
+                    joint: vec![Joint {
+                        name: "j".into(),
+                        axis1: Some(Axis {
+                            position: 0.25,
+                            limit_lower: -1.0,
+                            limit_upper: 1.0,
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                };
+                while publishing.load(Ordering::Relaxed) {
+                    states.publish(&model).unwrap();
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            });
+            driver.initialize().unwrap();
+            publishing.store(false, Ordering::Relaxed);
+        });
+        driver.set_target_joint_velocities(&[0.5]).unwrap();
+        driver.forward_targets().unwrap();
+        let mut snapshot = JointSnapshot::new(1);
+        stop_safely(
+            &driver,
+            "r",
+            WatchdogFault::StatusFalse,
+            (&[-1.0], &[1.0]),
+            &mut snapshot,
+        );
+        let deadline = Instant::now() + PATIENCE;
+        while log.lock().unwrap().len() < 3 {
+            assert!(Instant::now() < deadline, "only {:?}", log.lock().unwrap());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(
+            *log.lock().unwrap(),
+            [("cmd_vel", 0.5), ("cmd_vel", 0.0), ("cmd_pos", 0.25)]
+        );
+        assert_eq!(driver.state(), DriverState::Initialized);
+        driver.disconnect();
+    }
+}

@@ -247,18 +247,17 @@ impl Watchdog {
 
     /// When [`check`](Self::check) faults if no trigger comes meanwhile: a microsecond after
     /// the period since the last trigger (the check compares in seconds as `f64`); now, once
-    /// faulted; `None` while disarmed.
+    /// faulted; `None` while disarmed, and for a period so long that the deadline is past what
+    /// the clock holds (a client's `1e19` s is finite and accepted; adding it would panic).
     pub fn deadline(&self) -> Option<Instant> {
         match &self.state {
             WatchdogState::Disarmed => None,
             WatchdogState::Faulted(_) => Some(Instant::now()),
             WatchdogState::Armed {
                 period_sec, last, ..
-            } => Some(
-                *last
-                    + Duration::try_from_secs_f64(*period_sec).unwrap_or(Duration::MAX / 4)
-                    + Duration::from_micros(1),
-            ),
+            } => Duration::try_from_secs_f64(*period_sec)
+                .ok()
+                .and_then(|period| last.checked_add(period + Duration::from_micros(1))),
         }
     }
 
@@ -294,6 +293,23 @@ mod tests {
             }
         );
         watchdog
+    }
+
+    #[test]
+    fn a_huge_finite_period_has_no_deadline_instead_of_overflowing_the_clock() {
+        let t0 = Instant::now();
+        let mut watchdog = Watchdog::new();
+        let huge = Trigger {
+            // Representable as a Duration, but past what an Instant can reach.
+            period_sec: 1e19,
+            ..trigger(t0)
+        };
+        assert!(matches!(
+            watchdog.trigger(huge),
+            TriggerOutcome::Armed { .. }
+        ));
+        assert_eq!(watchdog.deadline(), None);
+        assert_eq!(watchdog.check(t0 + Duration::from_secs(3600)), None);
     }
 
     #[test]

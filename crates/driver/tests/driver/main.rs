@@ -11,6 +11,8 @@ mod concurrency;
 mod held_back;
 // Against the real Ignition Fortress CLI (`ign-transport-topic`).
 mod ign_cli;
+// Switching between position, velocity and effort targets, against a gz-transport peer.
+mod modes;
 // Velocity targets through a composite, against the UR3e velocity world in this process.
 mod rate;
 // A world reset on the joint states: the velocity command in force zeroed.

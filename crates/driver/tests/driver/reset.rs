@@ -11,7 +11,7 @@ use gz_transport::msgs::{Axis, Double, Header, Joint, Model};
 use gz_transport::{Node, NodeOptions, Publisher, Subscription};
 use parking_lot::Mutex;
 use sas_robot_driver_gazebo::{
-    ForwardMode, RobotDriverGazebo, RobotDriverGazeboConfiguration, SimTime, WorldReset,
+    Command, ForwardMode, RobotDriverGazebo, RobotDriverGazeboConfiguration, SimTime, WorldReset,
 };
 
 use crate::support::unique_partition;
@@ -132,7 +132,7 @@ fn driven(test: &str, forward_mode: ForwardMode) -> (RobotDriverGazebo, Gazebo) 
     gazebo.publish(&driver, SimTime { sec: 12, nsec: 0 });
     driver.initialize().unwrap();
     until("the velocity controller's subscription", || {
-        driver.check_target_joint_velocities(&[0.5]).is_ok()
+        driver.check_target(Command::Velocities, &[0.5]).is_ok()
     });
     driver.set_target_joint_velocities(&[0.5]).unwrap();
     assert!(driver.forward_targets().unwrap());
@@ -230,7 +230,7 @@ fn a_target_given_after_the_reset_was_seen_is_kept() {
 fn a_reset_zeroes_an_effort_command_in_force_too() {
     let (driver, gazebo) = driven("reset_effort", ForwardMode::OnChange);
     until("the effort system's subscription", || {
-        driver.check_target_joint_forces(&[2.0]).is_ok()
+        driver.check_target(Command::Forces, &[2.0]).is_ok()
     });
     // The effort target replaces the velocity one (zeroed as the mode switches).
     driver.set_target_joint_forces(&[2.0]).unwrap();

@@ -293,8 +293,12 @@ fn a_missing_joint_keeps_initialize_waiting_logs_its_name_and_times_out_naming_i
         err.to_string().contains("still missing: gripper_joint."),
         "{err}"
     );
-    // Messages did arrive (the other six joints are cached); only the missing one is named.
-    assert!(driver.snapshot().sequence > 0);
+    // Messages did arrive, but none carried every joint: none was taken as a state (the six
+    // present joints' values would otherwise be stamped as a complete state), and only the
+    // missing joint is named.
+    assert!(driver.incomplete_joint_states() > 0);
+    assert_eq!(driver.snapshot().sequence, 0);
+    assert_eq!(driver.missing_joints(), ["gripper_joint"]);
     assert!(
         logs.contains("missing: gripper_joint."),
         "the progress log does not name the joint:\n{logs}"

@@ -428,3 +428,55 @@ fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
     assert_eq!(superseded(&latest), vec![0, 8]);
     assert_eq!(superseded(&every).iter().sum::<u64>(), 8);
 }
+
+/// A newer message that does not decode, queued behind older valid ones, must not hide them
+/// from a `Delivery::Latest` subscription: it gets the newest message that decodes, and the
+/// bad one is counted.
+#[test]
+fn a_latest_subscription_gets_the_newest_decodable_message_not_an_undecodable_newer_one() {
+    let p = partition("latest_bad");
+    let sub_node = node(&p, MsgsPrefix::Gz);
+    let latest = inbox::<f64>();
+    let (sink, busy_once) = (latest.clone(), Arc::new(AtomicUsize::new(0)));
+    let _latest = sub_node
+        .subscribe_with(
+            "/state",
+            Delivery::Latest,
+            move |m: Double, info: &MessageInfo| {
+                sink.lock().unwrap().push((m.data, info.clone()));
+                // The first message holds the receive thread while the rest queue up.
+                if busy_once.fetch_add(1, Ordering::SeqCst) == 0 {
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+            },
+        )
+        .unwrap();
+    let pub_node = node(&p, MsgsPrefix::Gz);
+    let publisher = pub_node.advertise::<Double>("/state").unwrap();
+    assert!(publisher.wait_for_subscribers(PATIENCE));
+    publisher.publish(&double(0.0)).unwrap();
+    assert!(eventually(PATIENCE, || !latest.lock().unwrap().is_empty()));
+    for value in 1..=8 {
+        publisher.publish(&double(f64::from(value))).unwrap();
+    }
+    // Field 2 (data, a double) with a length-delimited wire type and a length past the end:
+    // a gz.msgs.Double that does not decode.
+    publisher.raw().publish_raw(&[0x12, 0x7f, 0x00]).unwrap();
+    assert!(
+        eventually(PATIENCE, || sub_node.stats().decode_errors == 1),
+        "the undecodable message was not counted"
+    );
+    assert!(eventually(PATIENCE, || latest.lock().unwrap().len() == 2));
+    let got: Vec<(f64, u64)> = latest
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(value, info)| (*value, info.superseded))
+        .collect();
+    assert_eq!(
+        got,
+        vec![(0.0, 0), (8.0, 7)],
+        "the newest message that decodes, with the 7 before it superseded"
+    );
+    assert_eq!(sub_node.stats().messages_superseded, 7);
+}

@@ -1,0 +1,202 @@
+//! Switching a robot between position, velocity and effort targets, against a gz-transport
+//! peer playing Gazebo (its JointStatePublisher and the three controllers' topics): the new
+//! mode's command is sent, the old rate command is set to zero, and a position target is no
+//! longer re-sent while another mode is in force.
+//!
+//! "Not sent" is judged by order, not by waiting: the driver's messages reach the peer over one
+//! connection in the order they were sent, so once a later message arrived, anything sent
+//! before it has arrived too.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use gz_transport::msgs::{Axis, Double, Joint, Model};
+use gz_transport::{MessageInfo, Node, NodeOptions, Subscription};
+use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration};
+
+use crate::support::unique_partition;
+
+const STATES: &str = "/modes/joint_state";
+const PREFIX: &str = "/modes/";
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Every command the peer received, in order: (topic suffix, value).
+type Log = Arc<Mutex<Vec<(&'static str, f64)>>>;
+
+fn model() -> Model {
+    Model {
+        joint: vec![Joint {
+            name: "j".into(),
+            axis1: Some(Axis {
+                limit_lower: -1.0,
+                limit_upper: 1.0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn listen(gazebo: &Node, log: &Log, suffix: &'static str) -> Subscription {
+    let log = log.clone();
+    gazebo
+        .subscribe(
+            &format!("{PREFIX}j{suffix}"),
+            move |command: Double, _: &MessageInfo| {
+                log.lock().unwrap().push((suffix, command.data))
+            },
+        )
+        .unwrap()
+}
+
+/// Waits (bounded) until the log holds `count` commands; returns the ones after `from`.
+fn commands_until(log: &Log, count: usize, from: usize, what: &str) -> Vec<(&'static str, f64)> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let got = log.lock().unwrap().clone();
+        if got.len() >= count {
+            return got[from..].to_vec();
+        }
+        assert!(Instant::now() < deadline, "{what}: only {got:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn switching_modes_sends_the_new_command_and_stops_the_old_one() {
+    let partition = unique_partition("modes");
+    let gazebo = Node::with_options(NodeOptions {
+        partition: Some(partition.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let log: Log = Arc::default();
+    let _subscriptions = [
+        listen(&gazebo, &log, "/0/cmd_pos"),
+        listen(&gazebo, &log, "/cmd_vel"),
+        listen(&gazebo, &log, "/cmd_force"),
+    ];
+    let states = gazebo.advertise::<Model>(STATES).unwrap();
+    let mut config = RobotDriverGazeboConfiguration::new(["j"], PREFIX, STATES);
+    config.partition = Some(partition);
+    // Long: no timeout zero in the middle of the test.
+    config.command_timeout = Duration::from_secs(60);
+    let driver = RobotDriverGazebo::new(config, None).unwrap();
+    driver.connect().unwrap();
+    assert!(states.wait_for_subscribers(PATIENCE));
+    let publishing = Arc::new(AtomicBool::new(true));
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while publishing.load(Ordering::Relaxed) {
+                states.publish(&model()).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        driver.initialize().unwrap();
+        publishing.store(false, Ordering::Relaxed);
+    });
+
+    // Positions, the default forward mode (every call).
+    driver.set_target_joint_positions(&[0.5]).unwrap();
+    driver.forward_targets().unwrap();
+    assert_eq!(
+        commands_until(&log, 1, 0, "the position target"),
+        [("/0/cmd_pos", 0.5)]
+    );
+    // To velocities: the velocity is sent; calls after it send it again (every call) but
+    // never the position target, which is no longer in force.
+    driver.set_target_joint_velocities(&[0.25]).unwrap();
+    for _ in 0..3 {
+        driver.forward_targets().unwrap();
+    }
+    assert_eq!(
+        commands_until(&log, 4, 1, "the velocity target"),
+        [("/cmd_vel", 0.25); 3],
+        "a position re-sent while velocities are in force"
+    );
+    // To efforts: the velocity in force is set to zero, then the effort is sent.
+    driver.set_target_joint_forces(&[0.75]).unwrap();
+    driver.forward_targets().unwrap();
+    assert_eq!(
+        commands_until(&log, 6, 4, "velocity zero and the effort target"),
+        [("/cmd_vel", 0.0), ("/cmd_force", 0.75)]
+    );
+    // Back to positions: the effort in force is set to zero and the new position sent; the
+    // velocity, already zero, is left alone.
+    driver.set_target_joint_positions(&[-0.5]).unwrap();
+    driver.forward_targets().unwrap();
+    driver.forward_targets().unwrap();
+    assert_eq!(
+        commands_until(&log, 9, 6, "effort zero and the position target"),
+        [
+            ("/cmd_force", 0.0),
+            ("/0/cmd_pos", -0.5),
+            ("/0/cmd_pos", -0.5)
+        ]
+    );
+    driver.disconnect();
+}
+
+/// Non-default velocity and effort prefixes (a world whose JointController and ApplyJointForce
+/// listen elsewhere than the position controller): targets go to `<prefix><joint>/cmd_vel`
+/// and `/cmd_force` under them, and nothing to the positions prefix's.
+#[test]
+fn velocity_and_effort_targets_use_their_own_topic_prefixes() {
+    let partition = unique_partition("prefixes");
+    let gazebo = Node::with_options(NodeOptions {
+        partition: Some(partition.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let log: Log = Arc::default();
+    let on = |topic: &'static str| {
+        let log = log.clone();
+        gazebo
+            .subscribe(topic, move |command: Double, _: &MessageInfo| {
+                log.lock().unwrap().push((topic, command.data))
+            })
+            .unwrap()
+    };
+    let _subscriptions = [
+        on("/modes/j/0/cmd_pos"),
+        on("/modes/j/cmd_vel"),
+        on("/modes/j/cmd_force"),
+        on("/velocity_controllers/j/cmd_vel"),
+        on("/effort_systems/j/cmd_force"),
+    ];
+    let states = gazebo.advertise::<Model>(STATES).unwrap();
+    let mut config = RobotDriverGazeboConfiguration::new(["j"], PREFIX, STATES);
+    config.partition = Some(partition);
+    config.joint_velocities_topic_prefix = Some("/velocity_controllers/".into());
+    config.joint_forces_topic_prefix = Some("/effort_systems/".into());
+    config.command_timeout = Duration::from_secs(60);
+    let driver = RobotDriverGazebo::new(config, None).unwrap();
+    driver.connect().unwrap();
+    assert!(states.wait_for_subscribers(PATIENCE));
+    let publishing = AtomicBool::new(true);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while publishing.load(Ordering::Relaxed) {
+                states.publish(&model()).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        driver.initialize().unwrap();
+        publishing.store(false, Ordering::Relaxed);
+    });
+    driver.set_target_joint_velocities(&[0.25]).unwrap();
+    driver.forward_targets().unwrap();
+    driver.set_target_joint_forces(&[0.75]).unwrap();
+    driver.forward_targets().unwrap();
+    assert_eq!(
+        commands_until(&log, 3, 0, "the targets under their own prefixes"),
+        [
+            ("/velocity_controllers/j/cmd_vel", 0.25),
+            ("/velocity_controllers/j/cmd_vel", 0.0),
+            ("/effort_systems/j/cmd_force", 0.75),
+        ]
+    );
+    driver.disconnect();
+}
