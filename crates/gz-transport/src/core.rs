@@ -526,20 +526,11 @@ impl Core {
 
     pub fn topic_list(&self) -> Vec<String> {
         let st = self.state.lock();
-        let mut topics: Vec<String> = st
-            .local
-            .keys()
-            .chain(
-                st.remote
-                    .iter()
-                    .filter(|(_, v)| !v.is_empty())
-                    .map(|(k, _)| k),
-            )
-            .filter_map(|fqn| fqn.strip_prefix(&self.prefix).map(str::to_owned))
-            .collect();
-        topics.sort();
-        topics.dedup();
-        topics
+        let offered = st.remote.iter().filter(|(_, v)| !v.is_empty());
+        crate::names::names_in_partition(
+            &self.prefix,
+            st.local.keys().chain(offered.map(|(k, _)| k)),
+        )
     }
 
     pub fn publishers_of(&self, fqn: &str) -> Vec<PublisherInfo> {
@@ -616,15 +607,10 @@ impl Core {
     /// Topics of this partition with a known subscriber (ours or remote), sorted.
     pub fn subscribed_topic_list(&self) -> Vec<String> {
         let st = self.state.lock();
-        let mut topics: Vec<String> = st
-            .subs
-            .keys()
-            .chain(st.remote_subscriptions.keys())
-            .filter_map(|fqn| fqn.strip_prefix(&self.prefix).map(str::to_owned))
-            .collect();
-        topics.sort();
-        topics.dedup();
-        topics
+        crate::names::names_in_partition(
+            &self.prefix,
+            st.subs.keys().chain(st.remote_subscriptions.keys()),
+        )
     }
 
     /// Block until a remote subscriber of `fqn` is known, or `timeout`; true if one is.

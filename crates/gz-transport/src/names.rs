@@ -26,6 +26,20 @@ fn invalid_reason(name: &str) -> Option<&'static str> {
 }
 
 /// Check a partition name; `""` is not allowed (callers substitute the default first).
+/// The names of `fqns` that are in the partition of `prefix` (`@/<partition>@`), without it,
+/// sorted and each once: what a topic or service list shows.
+pub(crate) fn names_in_partition<'a>(
+    prefix: &str,
+    fqns: impl Iterator<Item = &'a String>,
+) -> Vec<String> {
+    let mut names: Vec<String> = fqns
+        .filter_map(|fqn| fqn.strip_prefix(prefix).map(str::to_owned))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// A full message type name as sent on the wire: non-empty, no white space.
 pub(crate) fn check_type_name(type_name: &str) -> Result<(), Error> {
     if type_name.is_empty() || type_name.chars().any(char::is_whitespace) {

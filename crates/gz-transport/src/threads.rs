@@ -1,9 +1,11 @@
-//! The discovery thread of a node: waits on the UDP socket and a wake-up pipe, handles
-//! datagrams as they come, and every [`HEARTBEAT_INTERVAL`] sends heartbeats and
-//! re-advertisements and expires silent peers. (The other thread, the receive thread, is the
-//! data plane's: [`crate::io::receive_loop`].)
+//! The discovery threads of a node — topics' ([`discovery_loop`]) and, once services are used,
+//! services' (`service::discovery`) — both run [`serve_discovery`]: wait on a UDP socket and a
+//! wake-up pipe, handle datagrams as they come, and every [`HEARTBEAT_INTERVAL`] send
+//! heartbeats and re-advertisements and expire silent peers. (The other thread, the receive
+//! thread, is the data plane's: [`crate::io::receive_loop`].)
 
 use std::io::{ErrorKind, Read};
+use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -11,29 +13,53 @@ use std::time::{Duration, Instant};
 
 use crate::core::{Core, HEARTBEAT_INTERVAL};
 
-/// Longest sleep of the discovery thread, so expiry is checked at least this often.
+/// Longest sleep of the topic discovery thread, so expiry is checked at least this often.
 const MAX_DISCOVERY_WAIT: Duration = Duration::from_millis(250);
 
-pub(crate) fn discovery_loop(core: Arc<Core>, mut wake: UnixStream) {
+/// The topic discovery thread.
+pub(crate) fn discovery_loop(core: Arc<Core>, wake: UnixStream) {
+    serve_discovery(
+        &core.disc.recv,
+        wake,
+        MAX_DISCOVERY_WAIT,
+        || core.is_shutting_down(),
+        |now| core.tick(now),
+        |now| core.expire(now),
+        |datagram, from, now| core.handle_datagram(datagram, from, now),
+    );
+}
+
+/// One discovery thread until `stopped`: `tick` every [`HEARTBEAT_INTERVAL`], `between` at
+/// most every `max_wait` in between (and once after each wake-up), `datagram` for each one
+/// received on `socket` (non-blocking). It sleeps in `poll` otherwise.
+pub(crate) fn serve_discovery(
+    socket: &UdpSocket,
+    mut wake: UnixStream,
+    max_wait: Duration,
+    stopped: impl Fn() -> bool,
+    mut tick: impl FnMut(Instant),
+    mut between: impl FnMut(Instant),
+    mut datagram: impl FnMut(&[u8], SocketAddr, Instant),
+) {
     let mut buf = vec![0u8; 65536];
     let mut next_tick = Instant::now();
-    while !core.is_shutting_down() {
+    while !stopped() {
         let now = Instant::now();
         if now >= next_tick {
-            core.tick(now);
+            tick(now);
             next_tick += HEARTBEAT_INTERVAL;
             if next_tick < now {
                 next_tick = now + HEARTBEAT_INTERVAL; // we were stalled; don't burst
             }
         } else {
-            core.expire(now);
+            between(now);
         }
         let wait = next_tick
             .saturating_duration_since(Instant::now())
-            .min(MAX_DISCOVERY_WAIT);
+            .min(max_wait);
         let mut fds = [
             libc::pollfd {
-                fd: core.disc.recv.as_raw_fd(),
+                fd: socket.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             },
@@ -58,8 +84,8 @@ pub(crate) fn discovery_loop(core: Arc<Core>, mut wake: UnixStream) {
         }
         if fds[0].revents != 0 {
             loop {
-                match core.disc.recv.recv_from(&mut buf) {
-                    Ok((n, from)) => core.handle_datagram(&buf[..n], from, Instant::now()),
+                match socket.recv_from(&mut buf) {
+                    Ok((n, from)) => datagram(&buf[..n], from, Instant::now()),
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                     Err(e) => {

@@ -3,10 +3,8 @@
 //! and scope checks, silence expiry; only the publisher record differs (a
 //! `ServicePublisher` with socket identity and request/response types).
 
-use std::io::{ErrorKind, Read};
-use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{address_host, RemoteService, Services, State};
 use crate::core::{HEARTBEAT_INTERVAL, SILENCE_INTERVAL};
@@ -195,58 +193,17 @@ fn forget_process(st: &mut State, process_uuid: &str) {
     });
 }
 
-/// The service discovery thread: datagrams as they come, a tick every heartbeat. It sleeps
-/// in `poll` between them, so it wakes once a second plus once per peer datagram.
-pub(super) fn discovery_loop(services: &Services, mut wake: UnixStream) {
-    let mut buf = vec![0u8; 65536];
-    let mut next_tick = Instant::now();
-    while !services.is_shutting_down() {
-        let now = Instant::now();
-        if now >= next_tick {
-            services.tick(now);
-            next_tick += HEARTBEAT_INTERVAL;
-            if next_tick < now {
-                next_tick = now + HEARTBEAT_INTERVAL;
-            }
-        }
-        let wait = next_tick.saturating_duration_since(Instant::now());
-        let mut fds = [
-            libc::pollfd {
-                fd: services.disc.recv.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: wake.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: `fds` is a valid array of two pollfd; the timeout is bounded.
-        let polled = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait.as_millis() as i32 + 1) };
-        if polled < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() != ErrorKind::Interrupted {
-                tracing::warn!(error = %e, "service discovery poll failed");
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            continue;
-        }
-        if fds[1].revents != 0 {
-            let _ = wake.read(&mut [0u8; 16]);
-        }
-        if fds[0].revents != 0 {
-            loop {
-                match services.disc.recv.recv_from(&mut buf) {
-                    Ok((n, _from)) => services.handle_datagram(&buf[..n], Instant::now()),
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "service discovery receive failed");
-                        break;
-                    }
-                }
-            }
-        }
-    }
+/// The service discovery thread: datagrams as they come, a tick every heartbeat and
+/// nothing between (expiry is checked at the tick), so it wakes once a second plus once per
+/// peer datagram.
+pub(super) fn discovery_loop(services: &Services, wake: UnixStream) {
+    crate::threads::serve_discovery(
+        &services.disc.recv,
+        wake,
+        HEARTBEAT_INTERVAL,
+        || services.is_shutting_down(),
+        |now| services.tick(now),
+        |_| {},
+        |datagram, _from, now| services.handle_datagram(datagram, now),
+    );
 }

@@ -528,20 +528,11 @@ impl Services {
     /// Service names of this partition with a known responder (ours or remote), sorted.
     pub fn list(&self) -> Vec<String> {
         let st = self.state.lock();
-        let mut names: Vec<String> = st
-            .local
-            .keys()
-            .chain(
-                st.remote
-                    .iter()
-                    .filter(|(_, v)| !v.is_empty())
-                    .map(|(k, _)| k),
-            )
-            .filter_map(|fqn| fqn.strip_prefix(&self.prefix).map(str::to_owned))
-            .collect();
-        names.sort();
-        names.dedup();
-        names
+        let offered = st.remote.iter().filter(|(_, v)| !v.is_empty());
+        crate::names::names_in_partition(
+            &self.prefix,
+            st.local.keys().chain(offered.map(|(k, _)| k)),
+        )
     }
 
     pub fn info(&self, fqn: &str) -> Vec<ServiceInfo> {
