@@ -21,13 +21,75 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gz_transport::NodeOptions;
+use rclrs::{Executor, Node};
+use sas_robot_driver_gazebo::ShutdownToken;
 
-use crate::{GzParameters, ParameterError, ParameterReader};
+use crate::{
+    run_ros_node, ExecutorThread, GzParameters, NodeExit, ParameterError, ParameterReader, Teardown,
+};
 
 /// `thread_sampling_time_sec` of both servers unless set (the original's 100 Hz).
 pub const DEFAULT_SERVER_SAMPLING_TIME_SEC: f64 = 0.01;
 /// How long a Gazebo service call may take unless `gazebo_timeout_sec` says otherwise.
 pub const DEFAULT_GAZEBO_TIMEOUT_SEC: f64 = 2.0;
+
+/// A server node until `shutdown`: ROS and the node as the driver's ([`run_ros_node`]), its
+/// parameters read by `declare` (a bad one is a usage error), then `serve` with them.
+fn run_server<P>(
+    args: Vec<String>,
+    default_node_name: &str,
+    program: &str,
+    shutdown: &ShutdownToken,
+    teardown: &Teardown,
+    declare: fn(&Node) -> Result<P, ParameterError>,
+    serve: fn(&Node, Executor, &P, &ShutdownToken, &Teardown) -> NodeExit,
+) -> NodeExit {
+    run_ros_node(
+        args,
+        default_node_name,
+        program,
+        shutdown,
+        teardown,
+        |node, executor| {
+            teardown.stage("reading the parameters");
+            let parameters = match declare(node) {
+                Ok(parameters) => parameters,
+                Err(err) => {
+                    tracing::error!("::Exception::{err}");
+                    return NodeExit::Usage;
+                }
+            };
+            tracing::info!("::Parameters OK.");
+            serve(node, executor, &parameters, shutdown, teardown)
+        },
+    )
+}
+
+/// Spins `executor` on its own thread until `shutdown`, then stops it (the servers' callbacks
+/// do their work; the caller's thread has nothing else to do meanwhile but `meanwhile`).
+fn spin_until_shutdown(
+    executor: Executor,
+    shutdown: &ShutdownToken,
+    teardown: &Teardown,
+    meanwhile: impl FnOnce(),
+) -> Result<(), NodeExit> {
+    let spinner = match ExecutorThread::spawn(executor) {
+        Ok(spinner) => spinner,
+        Err(err) => {
+            tracing::error!("::Exception::{err}");
+            return Err(NodeExit::Failure);
+        }
+    };
+    teardown.stage("serving (until stopped)");
+    meanwhile();
+    shutdown.wait_timeout(Duration::MAX);
+    teardown.begin();
+    teardown.stage("stopping the ROS executor");
+    for err in spinner.stop() {
+        tracing::error!("::The ROS executor reported: {err}");
+    }
+    Ok(())
+}
 
 /// A gz-transport node for a server, with the node's `gz_msgs_prefix` and `gz_partition`.
 fn gz_node(gz: &GzParameters) -> Result<gz_transport::Node, gz_transport::Error> {

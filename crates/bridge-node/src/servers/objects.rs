@@ -30,11 +30,11 @@ use ros_env::geometry_msgs::msg::{Point, Pose, PoseStamped, Quaternion};
 use ros_env::std_msgs::msg::Header;
 use sas_robot_driver_gazebo::ShutdownToken;
 
-use super::{gz_name, gz_node, positive_seconds};
+use super::{gz_name, gz_node, positive_seconds, run_server, spin_until_shutdown};
 use super::{DEFAULT_GAZEBO_TIMEOUT_SEC, DEFAULT_SERVER_SAMPLING_TIME_SEC};
 use crate::{
-    run_ros_node, DeclaredParameters, ExecutorThread, GzParameters, NodeExit, ParameterError,
-    ParameterReader, Teardown, DEFAULT_HEARTBEAT,
+    DeclaredParameters, GzParameters, NodeExit, ParameterError, ParameterReader, Teardown,
+    DEFAULT_HEARTBEAT,
 };
 
 /// The node's name unless remapped, as the original's launch file names it.
@@ -149,24 +149,14 @@ pub fn run_object_server(
     shutdown: &ShutdownToken,
     teardown: &Teardown,
 ) -> NodeExit {
-    run_ros_node(
+    run_server(
         args,
         default_node_name,
         program,
         shutdown,
         teardown,
-        |node, executor| {
-            teardown.stage("reading the parameters");
-            let parameters = match ObjectServerParameters::declare(node) {
-                Ok(parameters) => parameters,
-                Err(err) => {
-                    tracing::error!("::Exception::{err}");
-                    return NodeExit::Usage;
-                }
-            };
-            tracing::info!("::Parameters OK.");
-            serve(node, executor, &parameters, shutdown, teardown)
-        },
+        ObjectServerParameters::declare,
+        serve,
     )
 }
 
@@ -382,28 +372,17 @@ fn serve(
         parameters.set_pose_service_name
     );
 
-    let spinner = match ExecutorThread::spawn(executor) {
-        Ok(spinner) => spinner,
-        Err(err) => {
-            tracing::error!("::Exception::{err}");
-            return NodeExit::Failure;
-        }
-    };
-    teardown.stage("serving (until stopped)");
-    // Wake the sender on shutdown, which it waits for beside new poses.
-    let waker = {
-        let outbox = outbox.clone();
-        shutdown.on_trigger(Arc::new(move || {
-            let _pending = outbox.pending.lock();
-            outbox.wake.notify_all();
-        }))
-    };
-    send_poses(&gz, parameters, &outbox, &counters, shutdown);
-    drop(waker);
-    teardown.begin();
-    teardown.stage("stopping the ROS executor");
-    for err in spinner.stop() {
-        tracing::error!("::The ROS executor reported: {err}");
+    let served = spin_until_shutdown(executor, shutdown, teardown, || {
+        // Wake the sender on shutdown, which it waits for beside new poses.
+        let outbox_waker = outbox.clone();
+        let _waker = shutdown.on_trigger(Arc::new(move || {
+            let _pending = outbox_waker.pending.lock();
+            outbox_waker.wake.notify_all();
+        }));
+        send_poses(&gz, parameters, &outbox, &counters, shutdown);
+    });
+    if let Err(exit) = served {
+        return exit;
     }
     teardown.stage("destroying the topics");
     drop(subscriptions);

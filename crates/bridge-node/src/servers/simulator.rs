@@ -36,11 +36,10 @@ use ros_env::std_srvs::srv::{Trigger, Trigger_Response};
 use sas_robot_driver_gazebo::ShutdownToken;
 
 use super::world::{clock_topic_of, Running, World};
-use super::{gz_name, gz_node, positive_seconds};
+use super::{gz_name, gz_node, positive_seconds, run_server, spin_until_shutdown};
 use super::{DEFAULT_GAZEBO_TIMEOUT_SEC, DEFAULT_SERVER_SAMPLING_TIME_SEC};
 use crate::{
-    run_ros_node, DeclaredParameters, ExecutorThread, GzParameters, NodeExit, ParameterError,
-    ParameterReader, Teardown,
+    DeclaredParameters, GzParameters, NodeExit, ParameterError, ParameterReader, Teardown,
 };
 
 /// The node's name unless remapped, as the original's launch file names it.
@@ -144,24 +143,14 @@ pub fn run_simulator_server(
     shutdown: &ShutdownToken,
     teardown: &Teardown,
 ) -> NodeExit {
-    run_ros_node(
+    run_server(
         args,
         default_node_name,
         program,
         shutdown,
         teardown,
-        |node, executor| {
-            teardown.stage("reading the parameters");
-            let parameters = match SimulatorServerParameters::declare(node) {
-                Ok(parameters) => parameters,
-                Err(err) => {
-                    tracing::error!("::Exception::{err}");
-                    return NodeExit::Usage;
-                }
-            };
-            tracing::info!("::Parameters OK.");
-            serve(node, executor, &parameters, shutdown, teardown)
-        },
+        SimulatorServerParameters::declare,
+        serve,
     )
 }
 
@@ -203,22 +192,13 @@ fn serve(
          Gazebo's {}.",
         parameters.service_name
     );
-    let spinner = match ExecutorThread::spawn(executor) {
-        Ok(spinner) => spinner,
-        Err(err) => {
-            tracing::error!("::Exception::{err}");
-            return NodeExit::Failure;
+    let started = spin_until_shutdown(executor, shutdown, teardown, || {
+        if parameters.autostart {
+            autostart(&server, shutdown);
         }
-    };
-    teardown.stage("serving (until stopped)");
-    if parameters.autostart {
-        autostart(&server, shutdown);
-    }
-    shutdown.wait_timeout(Duration::MAX);
-    teardown.begin();
-    teardown.stage("stopping the ROS executor");
-    for err in spinner.stop() {
-        tracing::error!("::The ROS executor reported: {err}");
+    });
+    if let Err(exit) = started {
+        return exit;
     }
     teardown.stage("destroying the services");
     drop(services);
