@@ -5,7 +5,6 @@
 //! control loop over a driver built in Python. rclrs lives inside the extension with its own
 //! context, initialised from the arguments given (`--ros-args …`); every run holds no GIL.
 
-
 use bridge_node::{
     route_logs_to, ClockBridge, ClockParameters, DdsProfile, ExecutorThread, GzParameters,
     JointStatesPublishing, LimitsPublishing, LoopStatistics, RobotDriverRos as Core,
