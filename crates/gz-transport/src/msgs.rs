@@ -31,6 +31,17 @@ impl MsgsPrefix {
     pub fn type_name(self, short: &str) -> String {
         format!("{}{}", self.as_str(), short)
     }
+
+    /// The short and full names of a type a user wrote either way: a full name of either
+    /// prefix is kept, a short one (`Double`) is completed with this prefix.
+    pub fn resolve(self, type_name: &str) -> (String, String) {
+        for p in [MsgsPrefix::Gz, MsgsPrefix::Ignition] {
+            if let Some(short) = type_name.strip_prefix(p.as_str()) {
+                return (short.to_owned(), type_name.to_owned());
+            }
+        }
+        (type_name.to_owned(), self.type_name(type_name))
+    }
 }
 
 impl fmt::Display for MsgsPrefix {

@@ -115,8 +115,8 @@ fn run(args: Args) -> Result<()> {
             .reptype
             .as_deref()
             .context("--req needs --reptype TYPE")?;
-        let (req_short, req_full) = resolve_type(reqtype, args.msgs_prefix);
-        let (rep_short, rep_full) = resolve_type(reptype, args.msgs_prefix);
+        let (req_short, req_full) = args.msgs_prefix.resolve(reqtype);
+        let (rep_short, rep_full) = args.msgs_prefix.resolve(reptype);
         let payload = text::encode_text(&req_short, data)
             .with_context(|| format!("invalid {req_full} request {data:?}"))?;
         let timeout = Duration::from_millis(args.timeout);
@@ -136,14 +136,4 @@ fn run(args: Args) -> Result<()> {
             Err(e) => Err(e.into()),
         }
     }
-}
-
-/// The short name (`Boolean`) and full name of a type argument.
-fn resolve_type(type_name: &str, prefix: MsgsPrefix) -> (String, String) {
-    for p in [MsgsPrefix::Gz, MsgsPrefix::Ignition] {
-        if let Some(short) = type_name.strip_prefix(p.as_str()) {
-            return (short.to_owned(), type_name.to_owned());
-        }
-    }
-    (type_name.to_owned(), prefix.type_name(type_name))
 }

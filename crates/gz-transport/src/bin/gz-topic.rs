@@ -170,16 +170,6 @@ fn listen(node: &Node, window: Duration, found: impl Fn() -> bool) {
     }
 }
 
-/// The short name (`Double`) and full name of a `-m` argument.
-fn resolve_type(msg_type: &str, prefix: MsgsPrefix) -> (String, String) {
-    for p in [MsgsPrefix::Gz, MsgsPrefix::Ignition] {
-        if let Some(short) = msg_type.strip_prefix(p.as_str()) {
-            return (short.to_owned(), msg_type.to_owned());
-        }
-    }
-    (msg_type.to_owned(), prefix.type_name(msg_type))
-}
-
 fn short_name(type_name: &str) -> &str {
     type_name.rsplit('.').next().unwrap_or(type_name)
 }
@@ -234,7 +224,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn publish(node: &Node, topic: &str, msg_type: &str, data: &str, args: &Args) -> Result<()> {
-    let (short, full) = resolve_type(msg_type, args.msgs_prefix);
+    let (short, full) = args.msgs_prefix.resolve(msg_type);
     let payload = text::encode_text(&short, data)
         .with_context(|| format!("invalid {full} message {data:?}"))?;
     let publisher = node.advertise_raw(topic, &full)?;
