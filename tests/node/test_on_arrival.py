@@ -275,12 +275,12 @@ def test_grid_mode_republishes_stale_state_as_the_original_when_asked(world, sta
 
 
 def test_targets_on_arrival_reach_gazebo_without_waiting_for_a_period(world):
-    """A 10 s loop: forwarded every period, a target sent just after initialization would
-    wait ~10 s for the first one; on arrival Gazebo (read by the Ignition CLI) has it at once
-    and the joint moves."""
+    """A 300 s loop: forwarded every period, a target sent just after initialization would
+    wait ~300 s for the first one, far beyond every wait here; on arrival Gazebo (read by the
+    Ignition CLI) has it at once and the joint moves."""
     world.sim('--msgs-prefix', 'ignition.msgs.')
     bridge = ur3e_bridge(world, 'gz_msgs_prefix:=ignition.msgs.',
-                         'thread_sampling_time_sec:=10.0', 'target_forwarding:=on_arrival')
+                         'thread_sampling_time_sec:=300.0', 'target_forwarding:=on_arrival')
     targets = world.publisher(Float64MultiArray, TARGETS)
     bridge.wait_output('::Robot initialized.', START_S)
     start = world.gazebo_positions()['shoulder_pan_joint']
@@ -288,7 +288,6 @@ def test_targets_on_arrival_reach_gazebo_without_waiting_for_a_period(world):
     targets.publish(Float64MultiArray(data=[start + 0.5, 0.0, 0.0, 0.0, 0.0, 0.0]))
     world.wait_for(lambda: time.monotonic() > sent + 1.5, 5, '1.5 s')
     moved = world.gazebo_positions()['shoulder_pan_joint'] - start
-    assert time.monotonic() - sent < 8.0, 'reading Gazebo took too long to tell'
     assert moved > 0.1, f'the joint moved {moved:.3f} rad towards a target 0.5 rad away'
     assert bridge.count('::Target refused') == 0
 
