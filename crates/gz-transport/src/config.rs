@@ -1,4 +1,4 @@
-//! Node configuration resolved from [`NodeOptions`](crate::NodeOptions) and the environment.
+//! Node configuration resolved from [`NodeOptions`] and the environment.
 //!
 //! Every setting reads the Harmonic name (`GZ_*`) first, then the Fortress name (`IGN_*`),
 //! then a default, so one binary works with both.
@@ -8,7 +8,21 @@ use std::net::Ipv4Addr;
 use crate::msgs::MsgsPrefix;
 use crate::names;
 use crate::net;
-use crate::{Error, NodeOptions};
+use crate::Error;
+
+/// Options of a [`Node`](crate::Node); every `None` falls back to the environment as gz-transport does.
+#[derive(Clone, Debug, Default)]
+pub struct NodeOptions {
+    /// Partition; `None` → `GZ_PARTITION`, else `IGN_PARTITION`, else `hostname:username`.
+    pub partition: Option<String>,
+    /// Namespace prepended to relative topic names.
+    pub namespace: Option<String>,
+    /// Type-name prefix used for typed advertise/subscribe.
+    pub msgs_prefix: MsgsPrefix,
+    /// PLAIN credentials; `None` → `GZ_TRANSPORT_USERNAME`/`PASSWORD`, else `IGN_TRANSPORT_*`,
+    /// else none (the NULL mechanism).
+    pub credentials: Option<Credentials>,
+}
 
 /// Default multicast group of gz-transport discovery.
 pub(crate) const DEFAULT_MULTICAST_GROUP: Ipv4Addr = Ipv4Addr::new(239, 255, 0, 7);

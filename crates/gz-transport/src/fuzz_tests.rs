@@ -143,7 +143,7 @@ mod node {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::core::SILENCE_INTERVAL;
+    use crate::threads::SILENCE_INTERVAL;
     use crate::hostile_tests::node_on_own_port;
     use crate::wire::{
         DiscContents, Discovery, MessagePublisher, PubType, Publisher, Subscriber, WIRE_VERSION,
@@ -255,7 +255,7 @@ mod node {
             let now = Instant::now();
             core.handle_datagram(&bytes, from, now);
             // Forget every fake peer now and then, so the state stays as small as in life.
-            if core.counters.discovery_received.load(std::sync::atomic::Ordering::Relaxed) % 64 == 0 {
+            if core.data.counters.discovery_received.load(std::sync::atomic::Ordering::Relaxed) % 64 == 0 {
                 core.expire(now + SILENCE_INTERVAL + Duration::from_secs(1));
             }
             prop_assert!(!core.is_shutting_down());

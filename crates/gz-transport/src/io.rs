@@ -34,11 +34,14 @@ use std::time::{Duration, Instant};
 
 use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
 
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+
 use crate::config::Credentials;
-use crate::core::{bump, Command, Core, Delivery, SubEntry};
+use crate::offenders::Offenders;
+use crate::types::{bump, Counters, Delivery, MessageInfo, SubEntry};
 use crate::wire::DataMessage;
 use crate::zmtp::{self, ZmtpError, GREETING_LEN};
-use crate::MessageInfo;
 
 /// How long a connection to a publisher outlives the discovery that made us open it. A
 /// publisher often sends its last messages just before UNADVERTISE/BYE; closing at once would
@@ -58,6 +61,108 @@ const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
 const KEEPALIVE_PROBES: u32 = 5;
 /// What one read takes at most, and the receive buffer's initial size.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// The subscriptions of this node by fully qualified topic, as the receive thread reads them.
+pub(crate) type Routes = HashMap<String, Arc<Vec<SubEntry>>>;
+
+/// A command for the receive thread, which owns the connections to publishers.
+#[derive(Debug)]
+pub(crate) enum Command {
+    /// Take data from the publisher at this address.
+    Connect(String),
+    /// No longer (after a grace).
+    Disconnect(String),
+    /// Subscribe every publisher connection to this topic.
+    Filter(String),
+    Unfilter(String),
+    /// A subscriber link holds queued bytes: watch its socket for room.
+    Flush,
+    Stop,
+}
+
+/// What the data path shares with the threads that publish and with discovery: the publishing
+/// side, the receive thread's command queue and routes, and what every connection reports to
+/// (counters, the offender log). Discovery above drives it; it knows nothing of discovery.
+pub(crate) struct DataPath {
+    pub counters: Counters,
+    /// Senders of dropped input, each named once in the log.
+    pub offenders: Offenders,
+    /// PLAIN credentials of both sides, `None` for the NULL mechanism.
+    credentials: Option<Credentials>,
+    /// `@/<partition>@`, the wire prefix of every topic of our partition.
+    prefix: String,
+    partition: String,
+    /// Our listening socket and the subscribers connected to it, with their filters: a
+    /// subscriber is reachable once its subscription arrived.
+    pub outbox: Mutex<Outbox>,
+    /// Commands for the receive thread, which `io_wake` wakes.
+    commands: Mutex<Vec<Command>>,
+    io_wake: UnixStream,
+    /// The subscriptions, replaced on every (un)subscribe.
+    routes: ArcSwap<Routes>,
+}
+
+impl DataPath {
+    pub fn new(
+        credentials: Option<Credentials>,
+        partition: String,
+        outbox: Outbox,
+        io_wake: UnixStream,
+    ) -> DataPath {
+        DataPath {
+            counters: Counters::default(),
+            offenders: Offenders::default(),
+            credentials,
+            prefix: crate::names::partition_prefix(&partition),
+            partition,
+            outbox: Mutex::new(outbox),
+            commands: Mutex::default(),
+            io_wake,
+            routes: ArcSwap::default(),
+        }
+    }
+
+    /// Queues `cmd` for the receive thread.
+    pub fn command(&self, cmd: Command) {
+        let mut commands = self.commands.lock();
+        commands.push(cmd);
+        if commands.len() == 1 {
+            // The first one since the receive thread last looked: wake it (a full pipe means
+            // it is woken already).
+            let _ = (&self.io_wake).write(&[1]);
+        }
+    }
+
+    /// The commands queued for the receive thread, oldest first.
+    fn take_commands(&self) -> Vec<Command> {
+        std::mem::take(&mut *self.commands.lock())
+    }
+
+    /// Replaces the subscriptions the receive thread delivers to.
+    pub fn set_routes(&self, routes: Routes) {
+        self.routes.store(Arc::new(routes));
+    }
+
+    /// The callbacks subscribed to `fqn`, for the receive thread: wait-free, so delivery
+    /// never waits for discovery work holding its state lock.
+    fn subscribers_of(&self, fqn: &str) -> Option<Arc<Vec<SubEntry>>> {
+        self.routes.load().get(fqn).cloned()
+    }
+
+    fn message_info(&self, msg: &DataMessage) -> MessageInfo {
+        MessageInfo {
+            topic: msg
+                .topic
+                .strip_prefix(&self.prefix)
+                .unwrap_or(msg.topic)
+                .to_owned(),
+            type_name: msg.type_name.to_owned(),
+            partition: self.partition.clone(),
+            publisher_address: msg.address.to_owned(),
+            superseded: 0,
+        }
+    }
+}
 
 /// Makes a fresh TCP socket fit for ZMTP: non-blocking, no Nagle delay, keepalive on.
 fn tune(socket: SockRef<'_>) -> io::Result<()> {
@@ -427,7 +532,7 @@ impl Outbox {
     }
 
     /// Accepts every pending connection; greets each.
-    fn accept(&mut self, core: &Core) {
+    fn accept(&mut self, core: &DataPath) {
         loop {
             match self.listener.accept() {
                 Ok((stream, peer)) => {
@@ -460,7 +565,7 @@ impl Outbox {
     /// Reads what link `index` sent (its greeting, READY, subscriptions) and writes what it
     /// has queued; false if the link is closed and must go. `changed` is set when its
     /// subscriptions changed.
-    fn service(&mut self, index: usize, readable: bool, core: &Core, changed: &mut bool) -> bool {
+    fn service(&mut self, index: usize, readable: bool, core: &DataPath, changed: &mut bool) -> bool {
         let mut subscribed = Vec::new();
         let alive = Self::service_link(&mut self.links[index], readable, core, &mut subscribed);
         for prefix in subscribed {
@@ -479,7 +584,7 @@ impl Outbox {
     fn service_link(
         link: &mut SubscriberLink,
         readable: bool,
-        core: &Core,
+        core: &DataPath,
         subscribed: &mut Vec<Vec<u8>>,
     ) -> bool {
         if readable {
@@ -671,7 +776,7 @@ impl Inbox {
     }
 
     /// Opens the connections whose retry came, closes the ones whose grace ended.
-    fn maintain(&mut self, now: Instant, core: &Core) {
+    fn maintain(&mut self, now: Instant, core: &DataPath) {
         self.links
             .retain(|link| link.close_at.is_none_or(|at| now < at));
         for link in &mut self.links {
@@ -713,7 +818,7 @@ impl Inbox {
 
     /// Services link `index` after `poll` said `events`: completes its connect, greets,
     /// reads and delivers its messages. A failure drops the connection and schedules a retry.
-    fn service(&mut self, index: usize, events: libc::c_short, core: &Core) {
+    fn service(&mut self, index: usize, events: libc::c_short, core: &DataPath) {
         let filters = &self.filters;
         let link = &mut self.links[index];
         let Some(connection) = link.connection.as_mut() else {
@@ -740,19 +845,19 @@ impl Inbox {
 }
 
 /// Our listening socket's side of a handshake: the PUB, PLAIN's server when credentials are set.
-fn publisher_side(core: &Core) -> Side<'_> {
+fn publisher_side(core: &DataPath) -> Side<'_> {
     Side {
         socket_type: "PUB",
-        credentials: core.cfg.credentials.as_ref(),
+        credentials: core.credentials.as_ref(),
         server: true,
     }
 }
 
 /// Our connections' side: the SUB, PLAIN's client when credentials are set.
-fn subscriber_side(core: &Core) -> Side<'_> {
+fn subscriber_side(core: &DataPath) -> Side<'_> {
     Side {
         socket_type: "SUB",
-        credentials: core.cfg.credentials.as_ref(),
+        credentials: core.credentials.as_ref(),
         server: false,
     }
 }
@@ -780,7 +885,7 @@ fn service_connection(
     connection: &mut Connection,
     events: libc::c_short,
     filters: &[Vec<u8>],
-    core: &Core,
+    core: &DataPath,
     address: &str,
 ) -> Result<(), Option<String>> {
     if !connection.connected {
@@ -842,7 +947,7 @@ fn service_connection(
 /// Delivers every complete message in the connection's buffer, in order, and answers its
 /// PINGs. All of them are found first, so that a message followed in the same read by a newer
 /// one on its topic is known as superseded ([`Delivery::Latest`] subscriptions skip it).
-fn deliver_all(connection: &mut Connection, core: &Core, address: &str) -> Result<(), String> {
+fn deliver_all(connection: &mut Connection, core: &DataPath, address: &str) -> Result<(), String> {
     if connection.handshake != Handshake::Done {
         return Ok(());
     }
@@ -974,7 +1079,7 @@ fn decode<'f>(
 /// its topic. A [`Delivery::Latest`] subscription skips it if a newer one on its topic follows;
 /// if the newest is not taken (it does not decode, or has the wrong type) it gets the newest
 /// older one that is, so a bad message never hides a good one.
-fn deliver(core: &Core, data: &[u8], batch: &[Found], index: usize, sender: &str) {
+fn deliver(core: &DataPath, data: &[u8], batch: &[Found], index: usize, sender: &str) {
     let found = &batch[index];
     let superseded = found.superseded;
     let frames = frames_of(data, found);
@@ -1020,7 +1125,7 @@ fn deliver(core: &Core, data: &[u8], batch: &[Found], index: usize, sender: &str
 
 /// The newest message of a topic in a read did not decode at all: every Latest subscription
 /// of the topic of the newest older one that does gets that one (or an older one it takes).
-fn deliver_older_to_latest(core: &Core, data: &[u8], batch: &[Found], mut older: Option<usize>) {
+fn deliver_older_to_latest(core: &DataPath, data: &[u8], batch: &[Found], mut older: Option<usize>) {
     while let Some(index) = older {
         let frames = frames_of(data, &batch[index]);
         if let Ok(msg) = decode(&frames, batch[index].count) {
@@ -1040,7 +1145,7 @@ fn deliver_older_to_latest(core: &Core, data: &[u8], batch: &[Found], mut older:
 /// it `older`, the newest message it skipped, then the next older one, until it takes one.
 /// Each handed over is no longer counted as superseded.
 fn take_older(
-    core: &Core,
+    core: &DataPath,
     data: &[u8],
     batch: &[Found],
     mut older: Option<usize>,
@@ -1067,7 +1172,7 @@ fn take_older(
 
 /// Calls `entry`'s callback with `msg`, counting what goes wrong; whether it took the message
 /// (a callback that panicked did).
-fn hand_over(core: &Core, entry: &SubEntry, msg: &DataMessage<'_>, info: &MessageInfo) -> bool {
+fn hand_over(core: &DataPath, entry: &SubEntry, msg: &DataMessage<'_>, info: &MessageInfo) -> bool {
     if !entry.accepts(msg.type_name) {
         bump(&core.counters.type_mismatches);
         let why = format!(
@@ -1128,7 +1233,12 @@ enum Watched {
 
 /// The receive thread: runs until a `Stop` command, then writes what publishers still queue
 /// (for at most `linger`).
-pub(crate) fn receive_loop(core: Arc<Core>, mut wake: UnixStream, linger: Duration) {
+pub(crate) fn receive_loop(
+    core: Arc<DataPath>,
+    mut wake: UnixStream,
+    linger: Duration,
+    subscriptions_changed: impl Fn(),
+) {
     let mut inbox = Inbox::new();
     let mut fds: Vec<libc::pollfd> = Vec::new();
     let mut watched: Vec<Watched> = Vec::new();
@@ -1185,7 +1295,7 @@ pub(crate) fn receive_loop(core: Arc<Core>, mut wake: UnixStream, linger: Durati
                 }
             }
         }
-        let mut subscriptions_changed = false;
+        let mut changed = false;
         {
             let mut outbox = core.outbox.lock();
             let mut keep = vec![true; outbox.links.len()];
@@ -1195,7 +1305,7 @@ pub(crate) fn receive_loop(core: Arc<Core>, mut wake: UnixStream, linger: Durati
                     Watched::Subscriber(k) if fd.revents != 0 => {
                         let readable =
                             fd.revents & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0;
-                        keep[*k] = outbox.service(*k, readable, &core, &mut subscriptions_changed);
+                        keep[*k] = outbox.service(*k, readable, &core, &mut changed);
                     }
                     Watched::Listener => accept = fd.revents != 0,
                     _ => {}
@@ -1203,13 +1313,13 @@ pub(crate) fn receive_loop(core: Arc<Core>, mut wake: UnixStream, linger: Durati
             }
             let mut kept = keep.iter();
             outbox.links.retain(|_| *kept.next().unwrap_or(&true));
-            subscriptions_changed |= keep.contains(&false);
+            changed |= keep.contains(&false);
             if accept {
                 outbox.accept(&core);
             }
         }
-        if subscriptions_changed {
-            core.subscriptions_changed();
+        if changed {
+            subscriptions_changed();
         }
         if fds[0].revents != 0 {
             let _ = wake.read(&mut [0u8; 64]);

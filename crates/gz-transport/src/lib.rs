@@ -50,6 +50,24 @@
 //! format). A call never waits past its timeout; each failure is a [`ServiceError`] naming
 //! the service and what went wrong.
 //!
+//! # Layers
+//!
+//! Each module uses only modules below it (and `error`, which every one may use); no circle:
+//!
+//! ```text
+//! node                public Node, Publisher, Subscription, ServiceResponder
+//! ├── service         services: own discovery (service::discovery), ROUTER links (service::link)
+//! ├── discovery       topics: the UDP protocol, reconcile, publishing, queries
+//! │   ├── threads     the discovery threads' loop (serve_discovery), shared with services
+//! │   ├── registry    who offers and who wants what (plain data)
+//! │   └── scope       partition, scope and address rules (topics and services)
+//! ├── io              the data path: connections, handshakes, inbox/outbox, receive thread
+//! │   ├── zmtp        ZMTP 3.0 framing, NULL and PLAIN mechanisms
+//! │   └── offenders   rate-limited reports of bad peers
+//! ├── config, names, net    environment and options, topic names, interfaces
+//! └── types, wire, msgs     shared small types, discovery wire format, protobuf messages
+//! ```
+//!
 //! # Environment
 //!
 //! Each variable is read under its Harmonic name first, then its Fortress name:
@@ -66,7 +84,7 @@
 //! dropped and counted, as C++ peers without statistics do).
 
 mod config;
-mod core;
+mod discovery;
 mod error;
 mod io;
 pub mod msgs;
@@ -74,9 +92,12 @@ mod names;
 mod net;
 mod node;
 mod offenders;
+mod registry;
+mod scope;
 mod service;
 pub mod text;
 mod threads;
+mod types;
 mod wire;
 mod zmtp;
 
@@ -89,12 +110,9 @@ mod hostile_tests;
 #[cfg(test)]
 mod peer_tests;
 
-pub use crate::config::Credentials;
-pub use crate::core::Delivery;
+pub use crate::config::{Credentials, NodeOptions};
+pub use crate::types::{Delivery, MessageInfo, PublisherInfo, SubscriberInfo, TransportStats};
 pub use error::Error;
 pub use msgs::{GzMessage, MsgsPrefix};
-pub use node::{
-    MessageInfo, Node, NodeOptions, Publisher, PublisherInfo, RawPublisher, ServiceResponder,
-    SubscriberInfo, Subscription, TransportStats,
-};
+pub use node::{Node, Publisher, RawPublisher, ServiceResponder, Subscription};
 pub use service::{ServiceError, ServiceInfo, ServiceStats};

@@ -6,48 +6,19 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::config::{Config, Credentials};
-use crate::core::{Callback, Core, Delivery};
-use crate::io::{self, Outbox};
+use crate::config::{Config, NodeOptions};
+use crate::discovery::Core;
+use crate::io::{self, DataPath, Outbox};
 use crate::msgs::{GzMessage, MsgsPrefix};
 use crate::net::DiscoverySockets;
 use crate::service::{Handler, ServiceError, ServiceInfo, ServiceRuntime, ServiceStats, Services};
-use crate::threads;
+use crate::types::{
+    Callback, Delivery, MessageInfo, PublisherInfo, SubscriberInfo, TransportStats,
+};
 use crate::Error;
 
 /// How long a stopping node may take to write what its subscribers' sockets still queue.
 const PUB_LINGER: Duration = Duration::from_millis(200);
-
-/// Options of a [`Node`]; every `None` falls back to the environment as gz-transport does.
-#[derive(Clone, Debug, Default)]
-pub struct NodeOptions {
-    /// Partition; `None` → `GZ_PARTITION`, else `IGN_PARTITION`, else `hostname:username`.
-    pub partition: Option<String>,
-    /// Namespace prepended to relative topic names.
-    pub namespace: Option<String>,
-    /// Type-name prefix used for typed advertise/subscribe.
-    pub msgs_prefix: MsgsPrefix,
-    /// PLAIN credentials; `None` → `GZ_TRANSPORT_USERNAME`/`PASSWORD`, else `IGN_TRANSPORT_*`,
-    /// else none (the NULL mechanism).
-    pub credentials: Option<Credentials>,
-}
-
-/// Where a received message came from.
-#[derive(Clone, Debug)]
-pub struct MessageInfo {
-    /// Topic name as the user sees it (without partition), e.g. `/x`.
-    pub topic: String,
-    /// Full type name from the wire, e.g. `gz.msgs.Double`.
-    pub type_name: String,
-    pub partition: String,
-    /// The sending publisher's `tcp://host:port` address.
-    pub publisher_address: String,
-    /// Messages on this topic from this publisher that arrived in the same read before this
-    /// one, superseded by it: a [`Delivery::Latest`](crate::Delivery) subscription never got
-    /// them (an `Every` subscription got each of them before this one). Counting them keeps a
-    /// Latest subscriber's tally of what the publisher sent whole.
-    pub superseded: u64,
-}
 
 /// A gz-transport node: one discovery participant, one listening socket. Cheap to clone
 /// (shared handle); the transport stops when the last clone and every publisher and
@@ -78,65 +49,6 @@ impl Drop for NodeHandle {
             }
         }
     }
-}
-
-/// What is known about one publisher of a topic ([`Node::topic_info`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PublisherInfo {
-    /// The `tcp://host:port` address of its PUB socket.
-    pub address: String,
-    /// Advertised full type name.
-    pub type_name: String,
-    pub process_uuid: String,
-    pub node_uuid: String,
-    /// True for a publisher of this node.
-    pub local: bool,
-}
-
-/// What is known about one subscriber of a topic ([`Node::topic_subscribers`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SubscriberInfo {
-    /// The subscribing node's PUB address (gz-transport's way to name a node).
-    pub address: String,
-    /// Subscribed full type name; `google.protobuf.Message` when any type is accepted.
-    pub type_name: String,
-    pub process_uuid: String,
-    pub node_uuid: String,
-    /// True for a subscription of this node.
-    pub local: bool,
-}
-
-/// Counters of a node since it started. Bad incoming data is dropped and counted here.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TransportStats {
-    /// Valid discovery datagrams from other participants (any partition).
-    pub discovery_received: u64,
-    /// Discovery datagrams dropped: malformed, wrong wire version, unknown type or scope.
-    pub discovery_dropped: u64,
-    /// Data messages received on a subscribed topic.
-    pub messages_received: u64,
-    /// Messages a [`Delivery::Latest`] subscription skipped: a newer one on the same topic came
-    /// in the same read.
-    pub messages_superseded: u64,
-    /// Data messages dropped because their frames were malformed.
-    pub messages_dropped: u64,
-    /// Deliveries skipped because the wire type differs from a typed subscription's type.
-    pub type_mismatches: u64,
-    /// Payloads that did not decode as the subscribed type.
-    pub decode_errors: u64,
-    /// Callbacks that panicked (the panic is caught; the transport keeps running).
-    pub callback_panics: u64,
-    pub messages_published: u64,
-    /// Messages not sent to a subscriber whose queue was full (its high-water mark).
-    pub messages_not_sent: u64,
-    /// Peers forgotten after [`SILENCE_INTERVAL`](Node::SILENCE_INTERVAL) without a datagram.
-    pub peers_expired: u64,
-    /// Remote subscribers that connected to one of this node's topics (NEW_CONNECTION from a
-    /// subscriber not yet known): a restarted simulator shows up here.
-    pub subscribers_connected: u64,
-    /// Connections refused for their security (PLAIN credentials, or another mechanism):
-    /// subscribers we refused, and publishers that refused us.
-    pub connections_refused: u64,
 }
 
 impl Node {
@@ -181,14 +93,19 @@ impl Node {
         io_wake_tx.set_nonblocking(true)?;
 
         tracing::debug!(partition = %cfg.partition, %address, %process_uuid, "gz-transport node started");
+        let data = Arc::new(DataPath::new(
+            cfg.credentials.clone(),
+            cfg.partition.clone(),
+            outbox,
+            io_wake_tx,
+        ));
         let core = Arc::new(Core::new(
             cfg,
             process_uuid,
             node_uuid,
             address,
             disc,
-            outbox,
-            io_wake_tx,
+            data,
             wake_tx,
         ));
         let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
@@ -197,12 +114,15 @@ impl Node {
         let c = core.clone();
         let receive = spawn(
             "gz-receive",
-            Box::new(move || io::receive_loop(c, io_wake_rx, PUB_LINGER)),
+            Box::new(move || {
+                let data = c.data.clone();
+                io::receive_loop(data, io_wake_rx, PUB_LINGER, || c.subscriptions_changed())
+            }),
         )?;
         let c = core.clone();
         let discovery = match spawn(
             "gz-discovery",
-            Box::new(move || threads::discovery_loop(c, wake_rx)),
+            Box::new(move || c.discovery_loop(wake_rx)),
         ) {
             Ok(t) => t,
             Err(e) => {
@@ -221,7 +141,7 @@ impl Node {
     }
 
     /// How long a silent peer is remembered (gz-transport's silence interval).
-    pub const SILENCE_INTERVAL: Duration = crate::core::SILENCE_INTERVAL;
+    pub const SILENCE_INTERVAL: Duration = crate::threads::SILENCE_INTERVAL;
 
     pub(crate) fn core(&self) -> &Core {
         &self.handle.core

@@ -1,4 +1,4 @@
-//! The discovery threads of a node — topics' ([`discovery_loop`]) and, once services are used,
+//! The discovery threads of a node — topics' ([`crate::discovery`]) and, once services are used,
 //! services' (`service::discovery`) — both run [`serve_discovery`]: wait on a UDP socket and a
 //! wake-up pipe, handle datagrams as they come, and every [`HEARTBEAT_INTERVAL`] send
 //! heartbeats and re-advertisements and expire silent peers. (The other thread, the receive
@@ -8,26 +8,12 @@ use std::io::{ErrorKind, Read};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::core::{Core, HEARTBEAT_INTERVAL};
-
-/// Longest sleep of the topic discovery thread, so expiry is checked at least this often.
-const MAX_DISCOVERY_WAIT: Duration = Duration::from_millis(250);
-
-/// The topic discovery thread.
-pub(crate) fn discovery_loop(core: Arc<Core>, wake: UnixStream) {
-    serve_discovery(
-        &core.disc.recv,
-        wake,
-        MAX_DISCOVERY_WAIT,
-        || core.is_shutting_down(),
-        |now| core.tick(now),
-        |now| core.expire(now),
-        |datagram, from, now| core.handle_datagram(datagram, from, now),
-    );
-}
+/// A peer that sent nothing for this long is considered gone (gz-transport's silence interval).
+pub(crate) const SILENCE_INTERVAL: Duration = Duration::from_secs(3);
+/// Period of HEARTBEAT, re-ADVERTISE of our topics and re-SUBSCRIBE of unserved topics.
+pub(crate) const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// One discovery thread until `stopped`: `tick` every [`HEARTBEAT_INTERVAL`], `between` at
 /// most every `max_wait` in between (and once after each wake-up), `datagram` for each one

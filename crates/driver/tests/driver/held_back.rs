@@ -2,7 +2,7 @@
 //! the newest of what queued, and its sequence still counts every message Gazebo sent.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -40,11 +40,15 @@ fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
     driver.connect().unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = calls.clone();
-    // Runs on the receive thread after each write: the first call holds it while the rest
-    // queue up in the socket.
+    let (sent, all_sent) = mpsc::channel::<()>();
+    let all_sent = Mutex::new(all_sent);
+    // Runs on the receive thread after each write: the first call holds it until the rest
+    // were written to the socket (published without a queue: on loopback, in the driver's
+    // socket buffer), so they reach it in one read.
     let _listener = driver.add_state_listener(Arc::new(move || {
         if counted.fetch_add(1, Ordering::SeqCst) == 0 {
-            thread::sleep(Duration::from_millis(500));
+            let released = all_sent.lock().unwrap().recv_timeout(PATIENCE);
+            assert!(released.is_ok(), "the other states were never sent");
         }
     }));
     let gazebo = Node::with_options(NodeOptions {
@@ -63,6 +67,12 @@ fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
     for position in 1..=9 {
         publisher.publish(&model(f64::from(position))).unwrap();
     }
+    let stats = gazebo.stats();
+    assert_eq!(
+        (stats.messages_published, stats.messages_not_sent),
+        (10, 0)
+    );
+    sent.send(()).unwrap();
     let snapshot = loop {
         let snapshot = driver.snapshot();
         if snapshot.positions[0] == 9.0 {

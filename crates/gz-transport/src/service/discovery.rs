@@ -1,13 +1,14 @@
 //! Discovery on the service port: what other participants offer, and telling them what we
-//! offer. The rules are the topic discovery's ([`crate::core`]): same datagrams, partition
+//! offer. The rules are the topic discovery's ([`crate::discovery`]): same datagrams, partition
 //! and scope checks, silence expiry; only the publisher record differs (a
 //! `ServicePublisher` with socket identity and request/response types).
 
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
-use super::{address_host, RemoteService, Services, State};
-use crate::core::{HEARTBEAT_INTERVAL, SILENCE_INTERVAL};
+use super::{RemoteService, Services, State};
+use crate::scope::{self, NotOurs};
+use crate::threads::{HEARTBEAT_INTERVAL, SILENCE_INTERVAL};
 use crate::wire::{
     self, DiscContents, Discovery, DiscoveryType, PubType, Publisher, Scope, ServicePublisher,
     Subscriber,
@@ -135,19 +136,13 @@ impl Services {
         let Some(PubType::SrvPub(sp)) = &p.pub_type else {
             return None;
         };
-        if !p.topic.starts_with(&self.prefix) {
-            return None; // another partition
-        }
-        if let Err(why) = crate::core::check_address(&p.address) {
-            tracing::debug!(address = %p.address, why, "service advertisement dropped");
-            return None;
-        }
-        match Scope::try_from(p.scope) {
-            Ok(Scope::All) => Some((p, sp)),
-            Ok(Scope::Host) => address_host(&p.address)
-                .is_some_and(|ip| crate::net::is_local_ip(ip, &self.cfg.interfaces))
-                .then_some((p, sp)),
-            _ => None,
+        match scope::visible(p, &self.prefix, &self.cfg.interfaces) {
+            Ok(()) => Some((p, sp)),
+            Err(NotOurs::BadAddress(why)) => {
+                tracing::debug!(address = %p.address, why, "service advertisement dropped");
+                None
+            }
+            Err(NotOurs::Elsewhere | NotOurs::UnknownScope) => None,
         }
     }
 

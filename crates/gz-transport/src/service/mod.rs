@@ -35,7 +35,7 @@ mod link;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
-use crate::core::bump;
+use crate::types::bump;
 use crate::net::DiscoverySockets;
 use crate::Error;
 use link::Link;
@@ -730,10 +730,5 @@ fn is_empty_type(type_name: &str) -> bool {
 
 /// A requester's response address must be a `tcp://` address we would connect to.
 fn check_reply_address(address: &str) -> Result<(), String> {
-    crate::core::check_address(address).map_err(|why| format!("address {address:?} {why}"))
-}
-
-/// The host of a `tcp://host:port` address.
-fn address_host(address: &str) -> Option<Ipv4Addr> {
-    crate::core::address_host(address)
+    crate::scope::check_address(address).map_err(|why| format!("address {address:?} {why}"))
 }

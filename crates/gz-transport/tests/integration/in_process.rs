@@ -379,15 +379,19 @@ fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
     let sub_node = node(&p, MsgsPrefix::Gz);
     let latest = inbox::<f64>();
     let (sink, busy_once) = (latest.clone(), Arc::new(AtomicUsize::new(0)));
+    let (sent, all_sent) = std::sync::mpsc::channel::<()>();
     let _latest = sub_node
         .subscribe_with(
             "/state",
             Delivery::Latest,
             move |m: Double, info: &MessageInfo| {
                 sink.lock().unwrap().push((m.data, info.clone()));
-                // The first message holds the receive thread while the rest queue up.
+                // The first message holds the receive thread until the rest were written to
+                // its socket (published without a queue: on loopback, in the subscriber's
+                // socket buffer), so they reach it in one read.
                 if busy_once.fetch_add(1, Ordering::SeqCst) == 0 {
-                    std::thread::sleep(Duration::from_millis(500));
+                    let released = all_sent.recv_timeout(PATIENCE);
+                    assert!(released.is_ok(), "the other messages were never sent");
                 }
             },
         )
@@ -401,6 +405,12 @@ fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
     for value in 1..=9 {
         publisher.publish(&double(f64::from(value))).unwrap();
     }
+    let stats = pub_node.stats();
+    assert_eq!(
+        (stats.messages_published, stats.messages_not_sent),
+        (10, 0)
+    );
+    sent.send(()).unwrap();
     assert!(eventually(PATIENCE, || every.lock().unwrap().len() == 10));
     let values = |got: &Inbox<f64>| {
         got.lock()
@@ -438,15 +448,19 @@ fn a_latest_subscription_gets_the_newest_decodable_message_not_an_undecodable_ne
     let sub_node = node(&p, MsgsPrefix::Gz);
     let latest = inbox::<f64>();
     let (sink, busy_once) = (latest.clone(), Arc::new(AtomicUsize::new(0)));
+    let (sent, all_sent) = std::sync::mpsc::channel::<()>();
     let _latest = sub_node
         .subscribe_with(
             "/state",
             Delivery::Latest,
             move |m: Double, info: &MessageInfo| {
                 sink.lock().unwrap().push((m.data, info.clone()));
-                // The first message holds the receive thread while the rest queue up.
+                // The first message holds the receive thread until the rest were written to
+                // its socket (published without a queue: on loopback, in the subscriber's
+                // socket buffer), so they reach it in one read.
                 if busy_once.fetch_add(1, Ordering::SeqCst) == 0 {
-                    std::thread::sleep(Duration::from_millis(500));
+                    let released = all_sent.recv_timeout(PATIENCE);
+                    assert!(released.is_ok(), "the other messages were never sent");
                 }
             },
         )
@@ -462,6 +476,8 @@ fn a_latest_subscription_gets_the_newest_decodable_message_not_an_undecodable_ne
     // Field 2 (data, a double) with a length-delimited wire type and a length past the end:
     // a gz.msgs.Double that does not decode.
     publisher.raw().publish_raw(&[0x12, 0x7f, 0x00]).unwrap();
+    assert_eq!(pub_node.stats().messages_not_sent, 0);
+    sent.send(()).unwrap();
     assert!(
         eventually(PATIENCE, || sub_node.stats().decode_errors == 1),
         "the undecodable message was not counted"

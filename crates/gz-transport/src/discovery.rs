@@ -7,156 +7,31 @@
 //! connected to, and sends the NEW_CONNECTION/END_CONNECTION and connect/disconnect commands
 //! for whatever changed. Lock order: `state` before `outbox` before `commands`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
-use crate::io::Outbox;
-use crate::net::{self, DiscoverySockets};
-use crate::node::{MessageInfo, PublisherInfo, SubscriberInfo, TransportStats};
-use crate::offenders::Offenders;
+use crate::io::{Command, DataPath};
+use crate::net::DiscoverySockets;
+use crate::registry::{advertised_rate, LocalPub, RemotePub, RemoteSub, State};
+use crate::scope::{self, NotOurs};
+use crate::threads::{self, SILENCE_INTERVAL};
+use crate::types::{bump, Callback, Delivery, PublisherInfo, SubEntry, SubscriberInfo, TransportStats};
 use crate::wire::{
     self, DataMessage, DiscContents, Discovery, DiscoveryType, MessagePublisher, PubType,
     Publisher, Scope, Subscriber, GENERIC_MSG_TYPE,
 };
 use crate::Error;
 
-/// A peer that sent nothing for this long is considered gone (gz-transport's silence interval).
-pub(crate) const SILENCE_INTERVAL: Duration = Duration::from_secs(3);
-/// Period of HEARTBEAT, re-ADVERTISE of our topics and re-SUBSCRIBE of unserved topics.
-pub(crate) const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
-
-/// A subscription callback as stored: gets the raw payload, returns false if the payload could
-/// not be decoded into the subscriber's type (counted by the receive thread).
-pub(crate) type Callback = Box<dyn FnMut(&[u8], &MessageInfo) -> bool + Send>;
-
-/// One callback subscribed to a topic.
-#[derive(Clone)]
-pub(crate) struct SubEntry {
-    pub id: u64,
-    /// `None` accepts any type (raw subscription).
-    pub type_name: Option<String>,
-    pub delivery: Delivery,
-    pub callback: Arc<Mutex<Callback>>,
-}
-
-/// Which of a topic's messages a subscription's callback gets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Delivery {
-    /// Every message, in order.
-    #[default]
-    Every,
-    /// Of the messages on the topic that one read from a publisher's connection brought, only
-    /// the newest: older ones queued behind it are skipped (and counted in
-    /// [`TransportStats::messages_superseded`](crate::TransportStats)). Nothing is skipped while
-    /// messages arrive apart and the receive thread keeps up (each read then brings one message
-    /// per topic); when it was held back, it catches up at once instead of working through the
-    /// backlog, and of a burst the publisher sent at once only the newest is taken — for a
-    /// subscriber that wants the current state, not every state.
-    Latest,
-}
-
-impl SubEntry {
-    pub fn accepts(&self, type_name: &str) -> bool {
-        self.type_name.as_deref().is_none_or(|t| t == type_name)
-    }
-}
-
-/// A topic this node advertises.
-struct LocalPub {
-    id: u64,
-    type_name: String,
-    /// Remote subscribers that announced themselves with NEW_CONNECTION: (process, node) UUIDs.
-    remote_subs: HashSet<(String, String)>,
-}
-
-/// A publisher of another participant.
-struct RemotePub {
-    process_uuid: String,
-    node_uuid: String,
-    address: String,
-    type_name: String,
-    /// Its advertised scope and rate, which gz-transport echoes in NEW_CONNECTION.
-    scope: i32,
-    msgs_per_sec: Option<u64>,
-    /// We have sent NEW_CONNECTION for it (a subscription of ours accepts its type).
-    wanted: bool,
-}
-
-/// A subscription of another participant, learned from its SUBSCRIBERS_REP.
-struct RemoteSub {
-    process_uuid: String,
-    node_uuid: String,
-    /// The subscribing node's own PUB address (what gz-transport reports for it).
-    address: String,
-    /// The subscribed type, `google.protobuf.Message` for a subscription to any type.
-    type_name: String,
-}
-
-#[derive(Default)]
-struct State {
-    local: HashMap<String, LocalPub>,
-    remote: HashMap<String, Vec<RemotePub>>,
-    subs: HashMap<String, Arc<Vec<SubEntry>>>,
-    /// Remote subscriptions per topic, as answered to our SUBSCRIBERS_REQ; forgotten with
-    /// their process (BYE or silence), like remote publishers.
-    remote_subscriptions: HashMap<String, Vec<RemoteSub>>,
-    /// Addresses the receive thread's SUB socket is connected to.
-    connected: HashSet<String>,
-    /// Last time we heard from each peer process that matters to us (publishes in our
-    /// partition, or subscribes to our topics). Other processes are not tracked at all.
-    peers: HashMap<String, Instant>,
-    next_id: u64,
-}
-
-/// Counters of everything that happened; read through [`TransportStats`].
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub discovery_received: AtomicU64,
-    pub discovery_dropped: AtomicU64,
-    pub messages_received: AtomicU64,
-    pub messages_superseded: AtomicU64,
-    pub messages_dropped: AtomicU64,
-    pub type_mismatches: AtomicU64,
-    pub decode_errors: AtomicU64,
-    pub callback_panics: AtomicU64,
-    pub messages_published: AtomicU64,
-    pub messages_not_sent: AtomicU64,
-    pub peers_expired: AtomicU64,
-    pub subscribers_connected: AtomicU64,
-    /// Connections refused for their security, either way (see [`TransportStats`]).
-    pub connections_refused: AtomicU64,
-    /// Subscriptions that reached our socket, to any topic: while unchanged, no topic's
-    /// count ([`Core::subscriptions`]) changed.
-    pub subscriptions_reached: AtomicU64,
-}
-
-pub(crate) fn bump(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
-}
-
-/// A command for the receive thread, which owns the connections to publishers.
-#[derive(Debug)]
-pub(crate) enum Command {
-    /// Take data from the publisher at this address.
-    Connect(String),
-    /// No longer (after a grace).
-    Disconnect(String),
-    /// Subscribe every publisher connection to this topic.
-    Filter(String),
-    Unfilter(String),
-    /// A subscriber link holds queued bytes: watch its socket for room.
-    Flush,
-    Stop,
-}
+/// Longest sleep of the topic discovery thread, so expiry is checked at least this often.
+const MAX_DISCOVERY_WAIT: Duration = Duration::from_millis(250);
 
 pub(crate) struct Core {
     pub cfg: Config,
@@ -167,18 +42,9 @@ pub(crate) struct Core {
     /// Our PUB socket's address as advertised, e.g. `tcp://127.0.0.1:40123`.
     pub address: String,
     pub disc: DiscoverySockets,
-    pub counters: Counters,
-    /// Senders of dropped input, each named once in the log.
-    pub offenders: Offenders,
-    /// Our listening socket and the subscribers connected to it, with their filters: a
-    /// subscriber is reachable once its subscription arrived.
-    pub outbox: Mutex<Outbox>,
-    /// Commands for the receive thread, which `io_wake` wakes.
-    commands: Mutex<Vec<Command>>,
-    io_wake: UnixStream,
+    /// The data path this discovery drives: its connections follow the registry.
+    pub data: Arc<DataPath>,
     state: Mutex<State>,
-    /// Copy of `State::subs` for the receive thread, replaced on every (un)subscribe.
-    routes: ArcSwap<HashMap<String, Arc<Vec<SubEntry>>>>,
     changed: Condvar,
     shutdown: AtomicBool,
     wake: UnixStream,
@@ -192,8 +58,7 @@ impl Core {
         node_uuid: String,
         address: String,
         disc: DiscoverySockets,
-        outbox: Outbox,
-        io_wake: UnixStream,
+        data: Arc<DataPath>,
         wake: UnixStream,
     ) -> Core {
         let prefix = crate::names::partition_prefix(&cfg.partition);
@@ -204,20 +69,28 @@ impl Core {
             prefix,
             address,
             disc,
-            counters: Counters::default(),
-            offenders: Offenders::default(),
-            outbox: Mutex::new(outbox),
-            commands: Mutex::default(),
-            io_wake,
+            data,
             state: Mutex::new(State {
                 next_id: 1,
                 ..State::default()
             }),
-            routes: ArcSwap::default(),
             changed: Condvar::new(),
             shutdown: AtomicBool::new(false),
             wake,
         }
+    }
+
+    /// The topic discovery thread: until [`stop`](Self::stop).
+    pub fn discovery_loop(&self, wake: UnixStream) {
+        threads::serve_discovery(
+            &self.disc.recv,
+            wake,
+            MAX_DISCOVERY_WAIT,
+            || self.is_shutting_down(),
+            |now| self.tick(now),
+            |now| self.expire(now),
+            |datagram, from, now| self.handle_datagram(datagram, from, now),
+        );
     }
 
     pub fn fqn(&self, topic: &str) -> String {
@@ -236,21 +109,6 @@ impl Core {
             Ok(datagram) => self.disc.send(&datagram),
             Err(e) => tracing::warn!(?kind, error = %e, "discovery message not sent"),
         }
-    }
-
-    fn command(&self, cmd: Command) {
-        let mut commands = self.commands.lock();
-        commands.push(cmd);
-        if commands.len() == 1 {
-            // The first one since the receive thread last looked: wake it (a full pipe means
-            // it is woken already).
-            let _ = (&self.io_wake).write(&[1]);
-        }
-    }
-
-    /// The commands queued for the receive thread, oldest first.
-    pub fn take_commands(&self) -> Vec<Command> {
-        std::mem::take(&mut *self.commands.lock())
     }
 
     /// A message publisher record naming this node (our process and node UUIDs) as
@@ -371,14 +229,14 @@ impl Core {
         // Written to each subscriber's socket here, on the publishing thread; only what a
         // socket does not take is left to the receive thread. Beyond the high-water mark a
         // slow subscriber loses messages, as from gz-transport's (libzmq's) PUB.
-        let published = self.outbox.lock().publish(&frames);
+        let published = self.data.outbox.lock().publish(&frames);
         if published.queued {
-            self.command(Command::Flush);
+            self.data.command(Command::Flush);
         }
-        self.counters
+        self.data.counters
             .messages_not_sent
             .fetch_add(published.dropped as u64, Ordering::Relaxed);
-        self.counters
+        self.data.counters
             .messages_published
             .fetch_add(messages.len() as u64, Ordering::Relaxed);
         Ok(())
@@ -402,13 +260,13 @@ impl Core {
     /// How many subscriptions to `fqn` reached our socket so far (see
     /// [`Outbox::subscriptions`]).
     pub fn subscriptions(&self, fqn: &str) -> u64 {
-        self.outbox.lock().subscriptions(fqn)
+        self.data.outbox.lock().subscriptions(fqn)
     }
 
     /// How many subscriptions to any topic reached our socket so far: read without a lock,
     /// it tells whether [`subscriptions`](Self::subscriptions) of some topic may have changed.
     pub fn subscriptions_reached(&self) -> u64 {
-        self.counters.subscriptions_reached.load(Ordering::Acquire)
+        self.data.counters.subscriptions_reached.load(Ordering::Acquire)
     }
 
     fn has_subscribers_locked(&self, st: &State, fqn: &str) -> bool {
@@ -420,7 +278,7 @@ impl Core {
                 .subs
                 .get(fqn)
                 .is_some_and(|s| s.iter().any(|e| e.accepts(&lp.type_name)));
-        announced && self.outbox.lock().has_subscriber(fqn)
+        announced && self.data.outbox.lock().has_subscriber(fqn)
     }
 
     pub fn remote_subscriber_count(&self, fqn: &str) -> usize {
@@ -456,9 +314,9 @@ impl Core {
         let mut new_list = Vec::clone(list);
         new_list.push(entry);
         *list = Arc::new(new_list);
-        self.routes.store(Arc::new(st.subs.clone()));
+        self.data.set_routes(st.subs.clone());
         if first {
-            self.command(Command::Filter(fqn.to_owned()));
+            self.data.command(Command::Filter(fqn.to_owned()));
         }
         // Always ask: publishers answer SUBSCRIBE with ADVERTISE, so we learn about them now
         // instead of at their next heartbeat.
@@ -490,11 +348,11 @@ impl Core {
         let last = kept.is_empty();
         if last {
             st.subs.remove(fqn);
-            self.command(Command::Unfilter(fqn.to_owned()));
+            self.data.command(Command::Unfilter(fqn.to_owned()));
         } else {
             *list = Arc::new(kept);
         }
-        self.routes.store(Arc::new(st.subs.clone()));
+        self.data.set_routes(st.subs.clone());
         self.reconcile(&mut st);
         if last {
             // As gz-transport does after the END_CONNECTION to each publisher process it
@@ -502,26 +360,6 @@ impl Core {
             self.end_connection_msg(fqn, "");
         }
         self.changed.notify_all();
-    }
-
-    /// The callbacks subscribed to `fqn`, for the receive thread: wait-free, so delivery
-    /// never waits for discovery work holding the state lock.
-    pub fn subscribers_of(&self, fqn: &str) -> Option<Arc<Vec<SubEntry>>> {
-        self.routes.load().get(fqn).cloned()
-    }
-
-    pub fn message_info(&self, msg: &DataMessage) -> MessageInfo {
-        MessageInfo {
-            topic: msg
-                .topic
-                .strip_prefix(&self.prefix)
-                .unwrap_or(msg.topic)
-                .to_owned(),
-            type_name: msg.type_name.to_owned(),
-            partition: self.cfg.partition.clone(),
-            publisher_address: msg.address.to_owned(),
-            superseded: 0,
-        }
     }
 
     pub fn topic_list(&self) -> Vec<String> {
@@ -582,7 +420,7 @@ impl Core {
     /// subscribed type), then the remote ones that answered a SUBSCRIBERS_REQ.
     pub fn subscriber_infos(&self, fqn: &str) -> Vec<SubscriberInfo> {
         let st = self.state.lock();
-        let mut out: Vec<SubscriberInfo> = Self::local_subscribed_types(&st, fqn)
+        let mut out: Vec<SubscriberInfo> = st.local_subscribed_types(fqn)
             .into_iter()
             .map(|type_name| SubscriberInfo {
                 address: self.address.clone(),
@@ -618,31 +456,12 @@ impl Core {
         self.wait_until(timeout, |st| st.remote_subscriptions.contains_key(fqn))
     }
 
-    /// The distinct types this node subscribes `fqn` with (`google.protobuf.Message` for a
-    /// subscription to any type), sorted.
-    fn local_subscribed_types(st: &State, fqn: &str) -> Vec<String> {
-        let mut types: Vec<String> = st
-            .subs
-            .get(fqn)
-            .into_iter()
-            .flat_map(|list| list.iter())
-            .map(|e| {
-                e.type_name
-                    .clone()
-                    .unwrap_or_else(|| GENERIC_MSG_TYPE.to_owned())
-            })
-            .collect();
-        types.sort();
-        types.dedup();
-        types
-    }
-
     /// Answer a SUBSCRIBERS_REQ: one SUBSCRIBERS_REP per subscribed topic and type, shaped
     /// as gz-transport 13 shapes it: our address, process and node, the subscribed type, and
     /// an empty `ctrl` (unlike ADVERTISE's "unused").
     fn answer_subscribers_req(&self, st: &State) {
         for fqn in st.subs.keys() {
-            for type_name in Self::local_subscribed_types(st, fqn) {
+            for type_name in st.local_subscribed_types(fqn) {
                 let p = self.our_publisher_msg(fqn, &self.address, "", &type_name, None);
                 self.send_discovery(DiscoveryType::SubscribersRep, Some(DiscContents::Pub(p)));
             }
@@ -689,16 +508,16 @@ impl Core {
         let msg = match wire::decode_discovery(datagram) {
             Ok(m) => m,
             Err(e) => {
-                bump(&self.counters.discovery_dropped);
+                bump(&self.data.counters.discovery_dropped);
                 let sender = format!("udp {from}");
-                self.offenders.dropped(&sender, "a discovery datagram", &e);
+                self.data.offenders.dropped(&sender, "a discovery datagram", &e);
                 return;
             }
         };
         if msg.process_uuid == self.process_uuid {
             return; // our own datagram, looped back
         }
-        bump(&self.counters.discovery_received);
+        bump(&self.data.counters.discovery_received);
         let mut st = self.state.lock();
         if let Some(seen) = st.peers.get_mut(&msg.process_uuid) {
             *seen = now;
@@ -755,7 +574,7 @@ impl Core {
                         return;
                     }
                     if lp.remote_subs.insert(key) {
-                        bump(&self.counters.subscribers_connected);
+                        bump(&self.data.counters.subscribers_connected);
                     }
                     st.peers.insert(msg.process_uuid.clone(), now);
                 } else {
@@ -781,7 +600,7 @@ impl Core {
     }
 
     fn dropped(&self, why: &str) {
-        bump(&self.counters.discovery_dropped);
+        bump(&self.data.counters.discovery_dropped);
         tracing::debug!(why, "discovery message dropped");
     }
 
@@ -793,23 +612,17 @@ impl Core {
             return None;
         };
         p.msg_pub()?; // a service publisher: not ours to track
-        if !p.topic.starts_with(&self.prefix) {
-            return None; // another partition
-        }
-        if let Err(why) = check_address(&p.address) {
-            bump(&self.counters.discovery_dropped);
-            let sender = format!("process {}", msg.process_uuid);
-            let why = format!("publisher address {:?} {why}", p.address);
-            self.offenders.dropped(&sender, "an advertisement", &why);
-            return None;
-        }
-        match Scope::try_from(p.scope) {
-            Ok(Scope::All) => Some(p),
-            Ok(Scope::Host) => address_host(&p.address)
-                .is_some_and(|ip| net::is_local_ip(ip, &self.cfg.interfaces))
-                .then_some(p),
-            Ok(Scope::Process) => None, // another process by construction
-            Err(_) => {
+        match scope::visible(p, &self.prefix, &self.cfg.interfaces) {
+            Ok(()) => Some(p),
+            Err(NotOurs::Elsewhere) => None,
+            Err(NotOurs::BadAddress(why)) => {
+                bump(&self.data.counters.discovery_dropped);
+                let sender = format!("process {}", msg.process_uuid);
+                let why = format!("publisher address {:?} {why}", p.address);
+                self.data.offenders.dropped(&sender, "an advertisement", &why);
+                None
+            }
+            Err(NotOurs::UnknownScope) => {
                 self.dropped("unknown scope");
                 None
             }
@@ -852,25 +665,14 @@ impl Core {
                 "it advertises {} as {}, which no subscription of ours takes; not connected",
                 p.topic, mp.msg_type
             );
-            self.offenders.dropped(&p.address, "an advertisement", &why);
+            self.data.offenders.dropped(&p.address, "an advertisement", &why);
         }
         self.reconcile(st);
         self.changed.notify_all();
     }
 
     fn forget_process(&self, st: &mut State, process_uuid: &str) {
-        st.peers.remove(process_uuid);
-        st.remote.retain(|_, list| {
-            list.retain(|rp| rp.process_uuid != process_uuid);
-            !list.is_empty()
-        });
-        st.remote_subscriptions.retain(|_, list| {
-            list.retain(|rs| rs.process_uuid != process_uuid);
-            !list.is_empty()
-        });
-        for lp in st.local.values_mut() {
-            lp.remote_subs.retain(|(p, _)| p != process_uuid);
-        }
+        st.forget_process(process_uuid);
         self.reconcile(st);
         self.changed.notify_all();
     }
@@ -909,7 +711,7 @@ impl Core {
             .map(|(p, _)| p.clone())
             .collect();
         for process_uuid in silent {
-            bump(&self.counters.peers_expired);
+            bump(&self.data.counters.peers_expired);
             tracing::debug!(%process_uuid, "peer silent for too long, forgotten");
             self.forget_process(st, &process_uuid);
         }
@@ -928,7 +730,7 @@ impl Core {
     pub fn stop(&self) {
         self.shutdown.store(true, Ordering::Release);
         let _ = (&self.wake).write_all(&[1]);
-        self.command(Command::Stop);
+        self.data.command(Command::Stop);
         let _st = self.state.lock();
         self.changed.notify_all();
     }
@@ -985,66 +787,17 @@ impl Core {
             .cloned()
             .collect();
         for a in to_disconnect {
-            self.command(Command::Disconnect(a.clone()));
+            self.data.command(Command::Disconnect(a.clone()));
             connected.remove(&a);
         }
         for a in to_connect {
             tracing::debug!(address = %a, "connecting");
-            self.command(Command::Connect(a.clone()));
+            self.data.command(Command::Connect(a.clone()));
             connected.insert(a);
         }
     }
 
     pub fn stats(&self) -> TransportStats {
-        let c = &self.counters;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        TransportStats {
-            discovery_received: get(&c.discovery_received),
-            discovery_dropped: get(&c.discovery_dropped),
-            messages_received: get(&c.messages_received),
-            messages_superseded: get(&c.messages_superseded),
-            messages_dropped: get(&c.messages_dropped),
-            type_mismatches: get(&c.type_mismatches),
-            decode_errors: get(&c.decode_errors),
-            callback_panics: get(&c.callback_panics),
-            messages_published: get(&c.messages_published),
-            messages_not_sent: get(&c.messages_not_sent),
-            peers_expired: get(&c.peers_expired),
-            subscribers_connected: get(&c.subscribers_connected),
-            connections_refused: get(&c.connections_refused),
-        }
+        self.data.counters.stats()
     }
-}
-
-/// The rate limit a publisher advertised, `None` when unthrottled: gz-transport reads
-/// `msgs_per_sec` only when `throttled` is set, and takes `u64::MAX` for no limit.
-fn advertised_rate(mp: &MessagePublisher) -> Option<u64> {
-    (mp.throttled && mp.msgs_per_sec != u64::MAX).then_some(mp.msgs_per_sec)
-}
-
-/// Whether `address` is one we may connect to: `tcp://host:port`, as gz-transport advertises,
-/// with nothing a C string or an address parser chokes on (a NUL byte once made the libzmq
-/// binding panic, which a hostile ADVERTISE used to kill the receive thread).
-pub(crate) fn check_address(address: &str) -> Result<(), &'static str> {
-    let rest = address
-        .strip_prefix("tcp://")
-        .ok_or("is not tcp://host:port")?;
-    let (host, port) = rest.rsplit_once(':').ok_or("has no port")?;
-    if host.is_empty() || port.parse::<u16>().is_err() {
-        return Err("has no valid host and port");
-    }
-    if address
-        .chars()
-        .any(|c| c == '\0' || c.is_whitespace() || c.is_control())
-    {
-        return Err("holds a NUL, control or white-space character");
-    }
-    Ok(())
-}
-
-/// The host of a `tcp://host:port` address.
-pub(crate) fn address_host(address: &str) -> Option<Ipv4Addr> {
-    let rest = address.strip_prefix("tcp://")?;
-    let (host, _port) = rest.rsplit_once(':')?;
-    host.parse().ok()
 }
