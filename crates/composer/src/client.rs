@@ -11,7 +11,7 @@ use parking_lot::{Condvar, Mutex};
 use rclrs::{IntoPrimitiveOptions, Node, PrimitiveOptions, Publisher, RclrsError};
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use ros_env::std_msgs::msg::rmw::Float64MultiArray;
-use sas_robot_driver_gazebo::{
+use sas_driver_contract::{
     Command, DriverError, ErrorKind, ForwardMode, JointSnapshot, RobotDriver, ShutdownToken,
     SimTime, StateListener, StateListenerGuard, StateListeners, TargetOutcome,
 };

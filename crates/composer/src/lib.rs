@@ -7,7 +7,7 @@
 //! use bridge_node::{ExecutorThread, RobotDriverRos, RobotDriverRosConfiguration};
 //! use composer::RobotDriverClient;
 //! use rclrs::{Context, CreateBasicExecutor, InitOptions};
-//! use sas_robot_driver_gazebo::{
+//! use sas_driver_contract::{
 //!     CompositePart, ForwardMode, PartOwnership, RobotDriverComposite, ShutdownToken,
 //! };
 //!
@@ -32,8 +32,8 @@
 //! ```
 //!
 //! Key design decision: the composer is no special loop. A [`RobotDriverClient`] is a
-//! [`RobotDriver`](sas_robot_driver_gazebo::RobotDriver) whose robot is another driver's
-//! topic surface; [`RobotDriverComposite`](sas_robot_driver_gazebo::RobotDriverComposite)
+//! [`RobotDriver`](sas_driver_contract::RobotDriver) whose robot is another driver's
+//! topic surface; [`RobotDriverComposite`](sas_driver_contract::RobotDriverComposite)
 //! (in the driver crate, free of ROS) concatenates any drivers and splits targets with a
 //! total-length check; the bridge's `RobotDriverRos` runs the result like any robot. The
 //! multi-robot node composes its own robots the same way, reading their caches instead of

@@ -13,7 +13,7 @@ use bridge_node::{serve_robot, NodeExit, RobotDriverRos, RobotDriverRosConfigura
 use clap::{CommandFactory, Parser};
 use composer::{ComposerParameters, RobotDriverClient};
 use rclrs::{Executor, Node};
-use sas_robot_driver_gazebo::{
+use sas_driver_contract::{
     CompositePart, PartOwnership, RobotDriver, RobotDriverComposite, ShutdownToken,
 };
 

@@ -182,14 +182,14 @@ pub fn help_rows() -> Vec<HelpRow> {
 }
 
 /// A finite, non-negative number of seconds, at most
-/// [`LONGEST_DURATION`](sas_robot_driver_gazebo::LONGEST_DURATION) (a deadline past what the
+/// [`LONGEST_DURATION`](sas_driver_contract::LONGEST_DURATION) (a deadline past what the
 /// clock holds would panic); `None` for 0.
 fn seconds(
     reader: &ParameterReader<'_>,
     name: &str,
     value: f64,
 ) -> Result<Option<Duration>, ParameterError> {
-    let duration = sas_robot_driver_gazebo::duration_from_secs(value)
+    let duration = sas_driver_contract::duration_from_secs(value)
         .map_err(|problem| reader.invalid(name, problem))?;
     Ok((!duration.is_zero()).then_some(duration))
 }

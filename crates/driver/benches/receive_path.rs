@@ -18,12 +18,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gz_transport::msgs::{Axis, Header, Joint, Model, Pose, Quaternion, Vector3d};
+use gz_transport::msgs::{Axis, Header, Joint, Model, Pose, Quaternion, Time, Vector3d};
 use gz_transport::{Node, NodeOptions};
 use prost::Message;
 use sas_robot_driver_gazebo::{
     JointSnapshot, JointStateCache, ModelReceiver, RobotDriverGazebo,
-    RobotDriverGazeboConfiguration, SimTime,
+    RobotDriverGazeboConfiguration,
 };
 
 const UR3E_JOINTS: [&str; 6] = [
@@ -59,7 +59,7 @@ fn pose(name: &str) -> Pose {
 fn joint_state_message() -> Model {
     Model {
         header: Some(Header {
-            stamp: Some(SimTime {
+            stamp: Some(Time {
                 sec: 12,
                 nsec: 340_000_000,
             }),

@@ -8,13 +8,13 @@ use gz_transport::{
 };
 use parking_lot::{Mutex, RwLock};
 
-use crate::cache::Interest;
-use crate::command::{RateCommands, RateSend};
-use crate::listeners::{StateListener, StateListenerGuard, StateListeners};
-use crate::receive::ReceiveHealth;
+use crate::Interest;
+use crate::rate_commands::{RateCommands, RateSend};
+use crate::{StateListener, StateListenerGuard, StateListeners};
+use crate::receive::{model_stamp, ReceiveHealth};
 use crate::reset::{ResetWatch, Resets, ANNOUNCEMENTS};
 use crate::source::SourceGate;
-use crate::target::{apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning};
+use crate::{apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning};
 use crate::{
     Command, DriverError, ForwardMode, JointSnapshot, JointStateCache, ModelReceiver,
     RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome, WorldReset,
@@ -182,7 +182,7 @@ impl RobotDriverGazebo {
                 msgs_prefix: config.msgs_prefix,
                 ..Default::default()
             })
-            .map_err(DriverError::Node)?,
+            .map_err(|source| DriverError::Node(source.into()))?,
         };
         let joint_count = config.joint_names.len();
         Ok(RobotDriverGazebo {
@@ -255,7 +255,10 @@ impl RobotDriverGazebo {
                     let topic = self.config.command_topic_of(command, joint);
                     self.node
                         .advertise::<Double>(&topic)
-                        .map_err(|source| DriverError::Advertise { topic, source })
+                        .map_err(|source| DriverError::Advertise {
+                            topic,
+                            source: source.into(),
+                        })
                 })
                 .collect::<Result<Vec<_>, _>>()
         };
@@ -289,7 +292,7 @@ impl RobotDriverGazebo {
                         && receiver.receive(&model, now, info.superseded).is_some()
                     {
                         // Before the listeners: the sends they trigger apply the reset.
-                        let stamp = model.header.as_ref().and_then(|header| header.stamp);
+                        let stamp = model_stamp(&model);
                         if let Some(reset) = reset_watch.observe(&info.publisher_address, stamp) {
                             resets.record(reset);
                             log_reset(&partition, &topic, reset);
@@ -300,7 +303,7 @@ impl RobotDriverGazebo {
             )
             .map_err(|source| DriverError::Subscribe {
                 topic: self.config.joint_states_topic.clone(),
-                source,
+                source: source.into(),
             })?;
         *self.links.lock() = Some(Links {
             publishers,
@@ -977,7 +980,7 @@ impl RobotDriverGazebo {
             .publish_together(&together)
             .map_err(|source| DriverError::Publish {
                 topic: together[0].0.topic().to_string(),
-                source,
+                source: source.into(),
             })?;
         Ok(true)
     }

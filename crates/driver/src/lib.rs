@@ -48,40 +48,28 @@
 //! `initialize` waits (up to 2 s, then warns naming the topics) until every command topic's
 //! subscriber connection is complete, not just announced.
 //!
+//! The contract it implements ([`RobotDriver`], the cache, target validation, the errors)
+//! is the `sas-driver-contract` crate's, re-exported here.
+//!
 //! Everything here is `Send + Sync`: one [`RobotDriverGazebo`] can sit in an `Arc` shared by a
 //! control loop, a ROS executor and Python threads.
 
 #![warn(missing_docs)]
 
-mod cache;
-mod command;
 mod command_timer;
-mod composite;
 mod config;
 mod driver;
-mod error;
-mod listeners;
+mod rate_commands;
 mod receive;
 mod reset;
 mod robot_driver;
-mod shutdown;
 mod source;
-mod target;
 
-pub use cache::{JointSample, JointSnapshot, JointStateCache};
-pub use command::Command;
 pub use command_timer::CommandTimer;
-pub use composite::{CompositePart, PartOwnership, RobotDriverComposite};
-pub use config::{
-    duration_from_secs, ForwardMode, LimitPolicy, RobotDriverGazeboConfiguration,
-    DEFAULT_COMMAND_TIMEOUT, LONGEST_DURATION,
-};
+pub use config::{RobotDriverGazeboConfiguration, DEFAULT_COMMAND_TIMEOUT};
 pub use driver::{DriverState, RobotDriverGazebo};
-pub use error::{DriverError, ErrorKind};
-pub use gz_transport::msgs::Time as SimTime;
-pub use listeners::{StateListener, StateListenerGuard, StateListeners};
 pub use receive::ModelReceiver;
 pub use reset::WorldReset;
-pub use robot_driver::{ReceiveReport, RobotDriver};
-pub use shutdown::{ShutdownToken, TriggerListener};
-pub use target::TargetOutcome;
+// The sas driver contract this driver implements, re-exported: a user of the Gazebo driver
+// needs one crate.
+pub use sas_driver_contract::*;

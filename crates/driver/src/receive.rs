@@ -6,7 +6,7 @@ use std::time::Instant;
 use gz_transport::msgs::Model;
 use parking_lot::Mutex;
 
-use crate::{JointSample, JointStateCache};
+use crate::{JointSample, JointStateCache, SimTime};
 
 /// What the receive path refused or ignored, shared with the driver (its counters and the
 /// joints `initialize` names as missing). Survives reconnects: the driver keeps one.
@@ -123,7 +123,7 @@ impl ModelReceiver {
             self.refused += 1 + superseded;
             return None;
         }
-        let sim_time = model.header.as_ref().and_then(|header| header.stamp);
+        let sim_time = model_stamp(model);
         let skipped = superseded + std::mem::take(&mut self.refused);
         Some(
             self.cache
@@ -196,6 +196,15 @@ impl ModelReceiver {
     }
 }
 
+/// Gazebo's header stamp of `model`, as the contract's simulation time.
+pub(crate) fn model_stamp(model: &Model) -> Option<SimTime> {
+    let stamp = model.header.as_ref()?.stamp?;
+    Some(SimTime {
+        sec: stamp.sec,
+        nsec: stamp.nsec,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,7 +236,7 @@ mod tests {
         let mut receiver = ModelReceiver::new(cache.clone(), &names(&["a", "b"]));
         let model = Model {
             header: Some(Header {
-                stamp: Some(SimTime { sec: 3, nsec: 4 }),
+                stamp: Some(gz_transport::msgs::Time { sec: 3, nsec: 4 }),
                 data: vec![],
             }),
             joint: vec![joint("unknown", 9.0), joint("b", 2.0), joint("a", 1.0)],
@@ -343,7 +352,7 @@ mod tests {
         let mut receiver = ModelReceiver::new(cache.clone(), &names(&["a"]));
         let stamped = |sec| Model {
             header: Some(Header {
-                stamp: Some(SimTime { sec, nsec: 0 }),
+                stamp: Some(gz_transport::msgs::Time { sec, nsec: 0 }),
                 data: vec![],
             }),
             joint: vec![joint("a", 1.0)],

@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gz_transport::msgs::{Axis, Header, Joint, Model};
+use gz_transport::msgs::{Axis, Header, Joint, Model, Time};
 use prost::Message;
 use sas_robot_driver_gazebo::{
     JointSnapshot, JointStateCache, ModelReceiver, RobotDriverGazebo,
-    RobotDriverGazeboConfiguration, SimTime,
+    RobotDriverGazeboConfiguration,
 };
 
 struct CountingAllocator;
@@ -60,7 +60,7 @@ fn allocations_in(f: impl FnOnce()) -> usize {
 fn model() -> Model {
     Model {
         header: Some(Header {
-            stamp: Some(SimTime { sec: 1, nsec: 2 }),
+            stamp: Some(Time { sec: 1, nsec: 2 }),
             data: vec![],
         }),
         joint: ["c", "a", "b", "unknown"]

@@ -285,7 +285,7 @@ impl MultiRobot {
             msgs_prefix: parameters.gz.msgs_prefix,
             ..Default::default()
         })
-        .map_err(DriverError::Node)?;
+        .map_err(|source| DriverError::Node(source.into()))?;
         let mut drivers: HashMap<&str, Arc<RobotDriverGazebo>> = HashMap::new();
         let mut loops = Vec::new();
         for (name, robot) in &parameters.robots {

@@ -120,7 +120,7 @@ impl ClockBridge {
             msgs_prefix: gz.msgs_prefix,
             ..Default::default()
         })
-        .map_err(DriverError::Node)?;
+        .map_err(|source| DriverError::Node(source.into()))?;
         let topic = parameters.gazebo_clock_topic.clone();
         let mut republisher = Republisher::new(publisher, topic.clone(), realtime_priority);
         let subscription = transport

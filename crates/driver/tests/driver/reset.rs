@@ -23,7 +23,10 @@ const PATIENCE: Duration = Duration::from_secs(20);
 fn model(stamp: SimTime) -> Model {
     Model {
         header: Some(Header {
-            stamp: Some(stamp),
+            stamp: Some(gz_transport::msgs::Time {
+                sec: stamp.sec,
+                nsec: stamp.nsec,
+            }),
             data: vec![],
         }),
         joint: vec![Joint {

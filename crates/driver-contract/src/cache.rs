@@ -1,13 +1,13 @@
 //! The joint-state cache: a sequence lock over atomic slots.
 //!
 //! Why a sequence lock: the writer (the transport's receive thread) must never wait for a
-//! reader, readers must see all joints of one Gazebo message together, and neither side may
+//! reader, readers must see all joints of one message together, and neither side may
 //! allocate per message. The writer marks the sequence odd, stores the message's values and
 //! marks it even again; a reader copies the values between two reads of the sequence and
 //! retries if they differ. Slots are `AtomicU64`s holding `f64` bits, so the copy is free of
 //! data races in safe Rust; the fences follow Boehm, "Can seqlocks get along with programming
-//! language memory models?" (MSPC 2012). `benches/cache_choice.rs` compares it with a
-//! `parking_lot::Mutex` and an `ArcSwap`.
+//! language memory models?" (MSPC 2012). The Gazebo driver's `benches/cache_choice.rs`
+//! compares it with a `parking_lot::Mutex` and an `ArcSwap`.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -129,7 +129,7 @@ impl JointSnapshot {
 
 /// Which event a waiter wants to be woken for.
 #[derive(Clone, Copy)]
-pub(crate) enum Interest {
+pub enum Interest {
     /// Every new message.
     Sample,
     /// Only the cache becoming ready (see [`JointStateCache::is_ready`]).
@@ -351,14 +351,14 @@ impl JointStateCache {
     }
 
     /// Wakes everyone blocked in [`wait_until`](Self::wait_until) so they re-check.
-    pub(crate) fn wake_waiters(&self) {
+    pub fn wake_waiters(&self) {
         let _guard = self.wait_lock.lock();
         self.wakeup.notify_all();
     }
 
     /// Blocks until `done()` holds or `deadline` passes, re-checking on every `interest`
     /// event and on [`wake_waiters`](Self::wake_waiters). Returns the last `done()`.
-    pub(crate) fn wait_until(
+    pub fn wait_until(
         &self,
         interest: Interest,
         deadline: Option<Instant>,

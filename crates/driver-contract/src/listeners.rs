@@ -1,4 +1,4 @@
-//! State listeners: code a binding runs on the receive thread right after a Gazebo message is
+//! State listeners: code a binding runs on the receive thread right after a state message is
 //! in the cache, so it can act on the message at once (publish it, say) instead of a loop
 //! thread polling the cache for it. One direct call, no hop to another thread.
 
@@ -6,11 +6,9 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::RwLock;
 
-/// Called on the thread that wrote a new state into the cache (for [`RobotDriverGazebo`]:
+/// Called on the thread that wrote a new state into the cache (for the Gazebo driver:
 /// the transport's receive thread), after the write. It must not block for long: Gazebo's
 /// next message waits for it.
-///
-/// [`RobotDriverGazebo`]: crate::RobotDriverGazebo
 pub type StateListener = Arc<dyn Fn() + Send + Sync>;
 
 /// The listeners of one driver, for implementations of

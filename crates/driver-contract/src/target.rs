@@ -21,15 +21,19 @@ pub enum TargetOutcome {
 
 /// The first clamped value of a target, for the warning.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Clamp {
+pub struct Clamp {
+    /// Position in the target.
     pub index: usize,
+    /// The value given.
     pub value: f64,
+    /// The joint's lower limit.
     pub lower: f64,
+    /// The joint's upper limit.
     pub upper: f64,
 }
 
 /// Checks length and finiteness: the rules that need no limits.
-pub(crate) fn check_shape(
+pub fn check_shape(
     command: Command,
     joint_names: &[String],
     target: &[f64],
@@ -54,7 +58,7 @@ pub(crate) fn check_shape(
 
 /// Refuses a target that passed [`check_shape`] if the policy is `Refuse` and a value lies
 /// outside the (inclusive) limits; `Clamp` accepts every finite target.
-pub(crate) fn check_limits(
+pub fn check_limits(
     command: Command,
     joint_names: &[String],
     target: &[f64],
@@ -81,7 +85,7 @@ pub(crate) fn check_limits(
 /// Applies the limit policy to a target that passed [`check_shape`], writing the value to
 /// store into `out`. Limits are inclusive; ±inf limits never clamp. Nothing is written when
 /// the target is refused.
-pub(crate) fn apply_limits(
+pub fn apply_limits(
     command: Command,
     joint_names: &[String],
     target: &[f64],
@@ -117,7 +121,7 @@ pub(crate) fn apply_limits(
 }
 
 /// Lets a warning through at most once per interval and counts the ones held back.
-pub(crate) struct RateLimitedWarning {
+pub struct RateLimitedWarning {
     interval: Duration,
     state: Mutex<WarningState>,
 }
@@ -129,6 +133,7 @@ struct WarningState {
 }
 
 impl RateLimitedWarning {
+    /// At most one warning per `interval`.
     pub fn new(interval: Duration) -> Self {
         RateLimitedWarning {
             interval,

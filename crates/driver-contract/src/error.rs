@@ -2,8 +2,14 @@ use std::time::Duration;
 
 use crate::Command;
 
-/// Every error of the driver. Messages follow the original C++ driver's where it had one
-/// (e.g. `RobotDriverGazebo::set_target_joint_positions: expected 6 values, got 5.`).
+/// A transport's own error (e.g. gz-transport's), kept as the source of a [`DriverError`]
+/// without this crate depending on the transport.
+pub type TransportError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Every error of a sas driver: the Gazebo driver's (its messages follow the original C++
+/// driver's where it had one, e.g. `RobotDriverGazebo::set_target_joint_positions: expected 6
+/// values, got 5.`), the composite's, and [`DriverError::Other`] for drivers defined
+/// elsewhere.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
     /// The configuration names no joint.
@@ -51,14 +57,14 @@ pub enum DriverError {
     },
     /// The gz-transport node could not be created.
     #[error("RobotDriverGazebo: failed to create the gz-transport node: {0}")]
-    Node(#[source] gz_transport::Error),
+    Node(#[source] TransportError),
     /// A joint command topic could not be advertised.
     #[error("RobotDriverGazebo::connect: failed to advertise [{topic}]: {source}")]
     Advertise {
         /// The command topic.
         topic: String,
         /// The transport's reason.
-        source: gz_transport::Error,
+        source: TransportError,
     },
     /// The joint-state topic could not be subscribed.
     #[error("RobotDriverGazebo::connect: failed to subscribe to [{topic}]: {source}")]
@@ -66,7 +72,7 @@ pub enum DriverError {
         /// The joint-state topic.
         topic: String,
         /// The transport's reason.
-        source: gz_transport::Error,
+        source: TransportError,
     },
     /// A joint command could not be published.
     #[error("RobotDriverGazebo::forward_targets: failed to publish on [{topic}]: {source}")]
@@ -74,7 +80,7 @@ pub enum DriverError {
         /// The command topic.
         topic: String,
         /// The transport's reason.
-        source: gz_transport::Error,
+        source: TransportError,
     },
     /// The operation needs `connect()` first.
     #[error("RobotDriverGazebo::{operation}: not connected; call connect() first.")]
