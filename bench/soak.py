@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run as bench  # noqa: E402  (bench/run.py: processes, isolation, parameters)
+from report import fmt  # noqa: E402  (bench/report.py: the tables' number format)
 
 ROOT = bench.ROOT
 # RSS may grow by this much over the soak (allocator warm-up, DDS history buffers filling).
@@ -162,9 +163,9 @@ def markdown(result: dict) -> str:
     for row in result['rows']:
         lag = row['lag_ms']
         lines.append(f"| {row['window']} | {row['rss_mib']:.2f} | {row['gazebo_messages']} | "
-                     f"{row['never_reported']} | {bench.fmt(lag['p50'])} | "
-                     f"{bench.fmt(lag['p90'])} | {bench.fmt(lag['p99'])} | "
-                     f"{bench.fmt(lag['max'])} | {row['targets']} | {row['never_forwarded']} | "
+                     f"{row['never_reported']} | {fmt(lag['p50'])} | "
+                     f"{fmt(lag['p90'])} | {fmt(lag['p99'])} | "
+                     f"{fmt(lag['max'])} | {row['targets']} | {row['never_forwarded']} | "
                      f"{row['superseded']} | {row['targets_lost']} | {row['overruns']} | "
                      f"{row['timer_floor_late_wakeups']} |")
     if result['problems']:
@@ -245,8 +246,8 @@ def main() -> int:
             rows.append(row)
             lag = row['lag_ms']
             print(f"window {row['window']:2}: RSS {row['rss_mib']:7.2f} MiB, lag p50/p90/p99/max "
-                  f"{bench.fmt(lag['p50'])}/{bench.fmt(lag['p90'])}/{bench.fmt(lag['p99'])}/"
-                  f"{bench.fmt(lag['max'])} ms, {row['gazebo_messages']} Gazebo messages, "
+                  f"{fmt(lag['p50'])}/{fmt(lag['p90'])}/{fmt(lag['p99'])}/"
+                  f"{fmt(lag['max'])} ms, {row['gazebo_messages']} Gazebo messages, "
                   f"{row['never_reported']} never reported, {row['targets']} targets, "
                   f"{row['never_forwarded']} never forwarded ({row['superseded']} superseded, "
                   f"{row['targets_lost']} lost), {row['overruns']} overruns; a bare 1 ms "

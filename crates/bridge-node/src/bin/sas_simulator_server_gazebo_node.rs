@@ -19,6 +19,7 @@ use clap::Parser;
     autostart                 bool    true (start the simulation once Gazebo is found)\n  \
     thread_sampling_time_sec  double  0.01 (accepted; this node has no loop)\n  \
     gazebo_timeout_sec        double  2.0 (longest Gazebo call; then success: false)\n  \
+    clock_topic_name          string  \"\" (/world/<world>/clock of service_name)\n  \
     gz_msgs_prefix            string  gz.msgs. (Harmonic) | ignition.msgs. (Fortress)\n  \
     gz_partition              string  \"\" (GZ_PARTITION, then IGN_PARTITION)\n\n\
     Example:\n  sas_simulator_server_gazebo_node --ros-args --params-file config/config.yaml"
