@@ -71,7 +71,8 @@ pub use process::stop_signals::{
     StopSignals, Teardown, PARENT_DEATH_SIGNAL, STOP_SIGNALS, STOP_WITH_PARENT_VARIABLE,
     TEARDOWN_BOUND,
 };
-pub use robot::control_loop::{LoopStatistics, RobotDriverRos};
+pub use robot::control_loop::RobotDriverRos;
+pub use robot::statistics::LoopStatistics;
 pub use robot::counters::RobotCountersSnapshot;
 pub use robot::messages::{multi_array, stamp_from_nanos};
 pub use robot::schedule::DeadlineGrid;

@@ -13,6 +13,7 @@ use crate::robot::diagnostics::{Diagnostics, Phase, RobotHealth};
 use crate::robot::limits::JointLimitsTopics;
 use crate::robot::safety::Safety;
 use crate::robot::server::RobotDriverServer;
+use crate::robot::statistics::LoopStatistics;
 use crate::{
     BridgeError, DeadlineGrid, JointStatesPublishing, RobotDriverRosConfiguration, TargetForwarding,
 };
@@ -20,30 +21,10 @@ use crate::{
 /// How long a loop that failed waits before it returns, for DDS to deliver its last messages.
 const DELIVERY_GRACE: Duration = Duration::from_millis(500);
 
-/// What a control loop did, for its final log line and for callers that measure.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LoopStatistics {
-    /// Times the robot's duties ran (watchdog, target, limits, staleness): once per period
-    /// while Gazebo sends, and at their deadlines otherwise.
-    pub periods: u64,
-    /// Deadlines skipped because a period ended after the next one (periodic duties).
-    pub overruns: u64,
-    /// Largest delay between a deadline and the loop waking for it.
-    pub max_lateness: Duration,
-    /// Targets the driver accepted (possibly clamped).
-    pub targets_accepted: u64,
-    /// Targets refused (wrong length, NaN/inf, out of limits under `refuse`).
-    pub targets_refused: u64,
-    /// Targets accepted with values clamped into the limits (policy `clamp`).
-    pub targets_clamped: u64,
-    /// Targets replaced by a newer one before the loop took them (latest wins).
-    pub targets_superseded: u64,
-}
-
 /// The original's `RobotDriverROS`: the topic surface of one robot (created at construction,
 /// so topics exist before the driver connects) and the loop that serves it.
 ///
-/// What the original did every period, this does when it is due (see the `core` module for
+/// What the original did every period, this does when it is due (see the `receive` module for
 /// the per-message path):
 ///
 /// * `get/joint_states` ([`JointStatesPublishing`]): by default from the driver's receive

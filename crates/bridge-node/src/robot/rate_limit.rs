@@ -1,5 +1,8 @@
 use std::time::{Duration, Instant};
 
+/// At most one log line per interval for each kind of per-period failure.
+pub(crate) const FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Lets a log line through at most once per interval and counts the ones held back. Owned by
 /// one thread (the loop), so it needs no lock.
 #[derive(Debug)]
