@@ -2,6 +2,7 @@
 sides): it drives the secured simulator as an unsecured one; with another password it reads
 nothing, publishes no state, and says why."""
 
+from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -37,7 +38,18 @@ def test_a_bridge_with_another_password_reads_nothing_and_says_why(world):
     world.sim(**SECRET)
     node = bridge(world, GZ_TRANSPORT_USERNAME='sas', GZ_TRANSPORT_PASSWORD='guess')
     states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
+    diagnostics = world.subscribe(DiagnosticArray, '/diagnostics')
     node.wait_output('refused our user name and password', START_S)
+    # One line naming the peer and the topic it refused us, repeated only at each retry.
+    refusals = [line for line in node.output().splitlines()
+                if 'refused our subscription to' in line]
+    assert refusals and 'joint_state' in refusals[0] and 'tcp://' in refusals[0], refusals
+
+    def refused() -> int:
+        values = [int(kv.value) for array in diagnostics for status in array.status
+                  for kv in status.values if kv.key == 'gz_connections_refused']
+        return max(values, default=0)
+    world.wait_for(lambda: refused() >= 1, 10, 'the refusal counted on /diagnostics')
     world.spin_for(2.0)
     assert not states, 'no state is published from a transport that refused us'
     assert 'guess' not in node.output() and 's3cret' not in node.output()

@@ -406,6 +406,9 @@ impl RobotDriver for RobotDriverComposite {
             report.incomplete += part.incomplete;
             report.with_duplicates += part.with_duplicates;
             report.missing.extend(part.missing);
+            // Parts mostly share one transport node: the most any reports, not a sum of it
+            // counted once per part.
+            report.connections_refused = report.connections_refused.max(part.connections_refused);
         }
         report
     }

@@ -20,6 +20,9 @@ pub struct ReceiveReport {
     pub with_duplicates: u64,
     /// The configured joints the latest message lacked (empty: it was complete).
     pub missing: Vec<String>,
+    /// Connections the robot's transport refused, or was refused, for their security
+    /// (credentials or mechanism), both ways, so far.
+    pub connections_refused: u64,
 }
 
 /// What a control loop needs from a robot, free of any middleware. Every method takes `&self`

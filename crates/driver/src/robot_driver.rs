@@ -85,6 +85,7 @@ impl RobotDriver for RobotDriverGazebo {
             incomplete: self.incomplete_joint_states(),
             with_duplicates: self.joint_states_with_duplicates(),
             missing: self.absent_joints(),
+            connections_refused: self.node().stats().connections_refused,
         }
     }
 }

@@ -826,9 +826,19 @@ impl Inbox {
         };
         let result = service_connection(connection, events, filters, core, &link.address);
         if let Err(why) = result {
-            if let Some(why) = why {
-                core.offenders
-                    .dropped(&link.address, "a ZMTP connection", &why);
+            match why {
+                // Said at every refusal: the retry interval already spaces them 5 s apart.
+                Some(why) if connection.refused => tracing::warn!(
+                    "gz-transport: {} refused our subscription to {}: {why} (asked again every \
+                     {} s; counted as connections_refused)",
+                    link.address,
+                    topic_list(filters),
+                    REFUSED_RETRY_INTERVAL.as_secs()
+                ),
+                Some(why) => core
+                    .offenders
+                    .dropped(&link.address, "a ZMTP connection", &why),
+                None => {}
             }
             let _ = connection.stream.shutdown(Shutdown::Both);
             // Refused for its security (another mechanism, other credentials): it will not
@@ -841,6 +851,21 @@ impl Inbox {
             link.connection = None;
             link.retry_at = Some(Instant::now() + retry);
         }
+    }
+}
+
+/// The topics of subscription filters (`@partition@topic`), for a log line.
+fn topic_list(filters: &[Vec<u8>]) -> String {
+    let topics: Vec<String> = filters
+        .iter()
+        .map(|filter| {
+            let filter = String::from_utf8_lossy(filter);
+            filter.rsplit('@').next().unwrap_or_default().to_owned()
+        })
+        .collect();
+    match topics.is_empty() {
+        true => "no topic yet".to_owned(),
+        false => topics.join(", "),
     }
 }
 

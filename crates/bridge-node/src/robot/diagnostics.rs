@@ -133,6 +133,7 @@ impl RobotHealth {
             incomplete_joint_states: receive.incomplete,
             joint_states_with_duplicates: receive.with_duplicates,
             missing_joints: receive.missing,
+            connections_refused: receive.connections_refused,
             at: now,
             state_age: c.state_age,
             stale: c.stale,
@@ -161,6 +162,8 @@ struct Counters {
     incomplete_joint_states: u64,
     missing_joints: Vec<String>,
     joint_states_with_duplicates: u64,
+    /// Transport connections refused for their security, both ways.
+    connections_refused: u64,
     state_age: Option<Duration>,
     /// Older than the robot's state timeout (see `state_timeout_sec`).
     stale: bool,
@@ -316,6 +319,7 @@ fn key_values(now: &Counters, before: Option<&Counters>, watchdog: String) -> Ve
             "joint_states_with_duplicates",
             now.joint_states_with_duplicates.to_string(),
         ),
+        pair("gz_connections_refused", now.connections_refused.to_string()),
         pair("periods", now.periods.to_string()),
         pair("overruns", now.overruns.to_string()),
         pair("targets_accepted", now.targets_accepted.to_string()),
@@ -450,6 +454,7 @@ mod tests {
             incomplete_joint_states: 0,
             missing_joints: Vec::new(),
             joint_states_with_duplicates: 0,
+            connections_refused: 0,
         }
     }
 
@@ -541,9 +546,12 @@ mod tests {
                 incomplete: 3,
                 with_duplicates: 1,
                 missing: vec!["a".into()],
+                connections_refused: 2,
             }),
         );
         let read = health.counters(Instant::now());
+        let values = key_values(&read, None, "disarmed".into());
+        assert_eq!(value(&values, "gz_connections_refused"), "2");
         assert_eq!(read.incomplete_joint_states, 3);
         assert_eq!(read.joint_states_with_duplicates, 1);
         assert_eq!(read.missing_joints, ["a"]);
