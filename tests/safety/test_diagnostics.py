@@ -15,7 +15,8 @@ KEYS = {'state_age_sec', 'gazebo_rate_hz', 'ros_publish_rate_hz', 'gazebo_messag
         'messages_never_reported', 'stale_episodes', 'short_stalls', 'non_finite_messages',
         'periods', 'overruns',
         'targets_accepted', 'targets_refused', 'targets_clamped', 'targets_superseded',
-        'incomplete_joint_states', 'joint_states_with_duplicates', 'watchdog'}
+        'incomplete_joint_states', 'joint_states_with_duplicates', 'gz_connections_refused',
+        'watchdog'}
 
 
 def wait_for_status(world, received, what, condition, timeout=15):
@@ -45,6 +46,7 @@ def check_running_then_faulted(world, bridge, received):
     assert kv['watchdog'] == 'disarmed (no trigger received)'
     assert int(kv['targets_accepted']) == int(kv['targets_refused']) == 0
     assert kv['incomplete_joint_states'] == kv['joint_states_with_duplicates'] == '0'
+    assert kv['gz_connections_refused'] == '0', 'an unsecured transport refuses nothing'
     assert int(kv['gazebo_messages']) > 0 and int(kv['periods']) > 0, kv
 
     # The counters count: one target inside the limits, one clamped into them (±2π; the
