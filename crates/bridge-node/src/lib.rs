@@ -72,10 +72,10 @@ pub use process::stop_signals::{
     TEARDOWN_BOUND,
 };
 pub use robot::control_loop::RobotDriverRos;
-pub use robot::statistics::LoopStatistics;
 pub use robot::counters::RobotCountersSnapshot;
 pub use robot::messages::{multi_array, stamp_from_nanos};
 pub use robot::schedule::DeadlineGrid;
+pub use robot::statistics::LoopStatistics;
 pub use robot::watchdog::WatchdogFault;
 
 pub use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};

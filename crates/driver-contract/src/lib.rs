@@ -41,4 +41,6 @@ pub use policy::{duration_from_secs, ForwardMode, LimitPolicy, LONGEST_DURATION}
 pub use robot_driver::{ReceiveReport, RobotDriver};
 pub use shutdown::{ShutdownToken, TriggerListener};
 pub use sim_time::SimTime;
-pub use target::{apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning, TargetOutcome};
+pub use target::{
+    apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning, TargetOutcome,
+};

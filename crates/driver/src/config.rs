@@ -3,9 +3,9 @@ use std::time::Duration;
 
 use gz_transport::MsgsPrefix;
 
-use crate::{Command, DriverError, ForwardMode, LimitPolicy, LONGEST_DURATION};
 #[cfg(test)]
 use crate::duration_from_secs;
+use crate::{Command, DriverError, ForwardMode, LimitPolicy, LONGEST_DURATION};
 
 /// The driver's configuration. Fields are public so bindings can fill them one by one (as the
 /// original's Python `RobotDriverGazeboConfiguration()` does); [`RobotDriverGazebo::new`]

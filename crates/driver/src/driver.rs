@@ -8,17 +8,17 @@ use gz_transport::{
 };
 use parking_lot::{Mutex, RwLock};
 
-use crate::Interest;
 use crate::rate_commands::{RateCommands, RateSend};
-use crate::{StateListener, StateListenerGuard, StateListeners};
 use crate::receive::{model_stamp, ReceiveHealth};
 use crate::reset::{ResetWatch, Resets, ANNOUNCEMENTS};
 use crate::source::SourceGate;
+use crate::Interest;
 use crate::{apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning};
 use crate::{
     Command, DriverError, ForwardMode, JointSnapshot, JointStateCache, ModelReceiver,
     RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome, WorldReset,
 };
+use crate::{StateListener, StateListenerGuard, StateListeners};
 
 /// How often a waiting `initialize()` logs which joints are still missing.
 const INITIALIZE_PROGRESS_INTERVAL: Duration = Duration::from_secs(2);

@@ -23,7 +23,9 @@ use crate::net::DiscoverySockets;
 use crate::registry::{advertised_rate, LocalPub, RemotePub, RemoteSub, State};
 use crate::scope::{self, NotOurs};
 use crate::threads::{self, SILENCE_INTERVAL};
-use crate::types::{bump, Callback, Delivery, PublisherInfo, SubEntry, SubscriberInfo, TransportStats};
+use crate::types::{
+    bump, Callback, Delivery, PublisherInfo, SubEntry, SubscriberInfo, TransportStats,
+};
 use crate::wire::{
     self, DataMessage, DiscContents, Discovery, DiscoveryType, MessagePublisher, PubType,
     Publisher, Scope, Subscriber, GENERIC_MSG_TYPE,
@@ -233,10 +235,12 @@ impl Core {
         if published.queued {
             self.data.command(Command::Flush);
         }
-        self.data.counters
+        self.data
+            .counters
             .messages_not_sent
             .fetch_add(published.dropped as u64, Ordering::Relaxed);
-        self.data.counters
+        self.data
+            .counters
             .messages_published
             .fetch_add(messages.len() as u64, Ordering::Relaxed);
         Ok(())
@@ -266,7 +270,10 @@ impl Core {
     /// How many subscriptions to any topic reached our socket so far: read without a lock,
     /// it tells whether [`subscriptions`](Self::subscriptions) of some topic may have changed.
     pub fn subscriptions_reached(&self) -> u64 {
-        self.data.counters.subscriptions_reached.load(Ordering::Acquire)
+        self.data
+            .counters
+            .subscriptions_reached
+            .load(Ordering::Acquire)
     }
 
     fn has_subscribers_locked(&self, st: &State, fqn: &str) -> bool {
@@ -420,7 +427,8 @@ impl Core {
     /// subscribed type), then the remote ones that answered a SUBSCRIBERS_REQ.
     pub fn subscriber_infos(&self, fqn: &str) -> Vec<SubscriberInfo> {
         let st = self.state.lock();
-        let mut out: Vec<SubscriberInfo> = st.local_subscribed_types(fqn)
+        let mut out: Vec<SubscriberInfo> = st
+            .local_subscribed_types(fqn)
             .into_iter()
             .map(|type_name| SubscriberInfo {
                 address: self.address.clone(),
@@ -510,7 +518,9 @@ impl Core {
             Err(e) => {
                 bump(&self.data.counters.discovery_dropped);
                 let sender = format!("udp {from}");
-                self.data.offenders.dropped(&sender, "a discovery datagram", &e);
+                self.data
+                    .offenders
+                    .dropped(&sender, "a discovery datagram", &e);
                 return;
             }
         };
@@ -619,7 +629,9 @@ impl Core {
                 bump(&self.data.counters.discovery_dropped);
                 let sender = format!("process {}", msg.process_uuid);
                 let why = format!("publisher address {:?} {why}", p.address);
-                self.data.offenders.dropped(&sender, "an advertisement", &why);
+                self.data
+                    .offenders
+                    .dropped(&sender, "an advertisement", &why);
                 None
             }
             Err(NotOurs::UnknownScope) => {
@@ -665,7 +677,9 @@ impl Core {
                 "it advertises {} as {}, which no subscription of ours takes; not connected",
                 p.topic, mp.msg_type
             );
-            self.data.offenders.dropped(&p.address, "an advertisement", &why);
+            self.data
+                .offenders
+                .dropped(&p.address, "an advertisement", &why);
         }
         self.reconcile(st);
         self.changed.notify_all();

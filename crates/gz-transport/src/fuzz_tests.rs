@@ -143,8 +143,8 @@ mod node {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::threads::SILENCE_INTERVAL;
     use crate::hostile_tests::node_on_own_port;
+    use crate::threads::SILENCE_INTERVAL;
     use crate::wire::{
         DiscContents, Discovery, MessagePublisher, PubType, Publisher, Subscriber, WIRE_VERSION,
     };

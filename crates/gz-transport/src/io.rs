@@ -565,7 +565,13 @@ impl Outbox {
     /// Reads what link `index` sent (its greeting, READY, subscriptions) and writes what it
     /// has queued; false if the link is closed and must go. `changed` is set when its
     /// subscriptions changed.
-    fn service(&mut self, index: usize, readable: bool, core: &DataPath, changed: &mut bool) -> bool {
+    fn service(
+        &mut self,
+        index: usize,
+        readable: bool,
+        core: &DataPath,
+        changed: &mut bool,
+    ) -> bool {
         let mut subscribed = Vec::new();
         let alive = Self::service_link(&mut self.links[index], readable, core, &mut subscribed);
         for prefix in subscribed {
@@ -1150,7 +1156,12 @@ fn deliver(core: &DataPath, data: &[u8], batch: &[Found], index: usize, sender: 
 
 /// The newest message of a topic in a read did not decode at all: every Latest subscription
 /// of the topic of the newest older one that does gets that one (or an older one it takes).
-fn deliver_older_to_latest(core: &DataPath, data: &[u8], batch: &[Found], mut older: Option<usize>) {
+fn deliver_older_to_latest(
+    core: &DataPath,
+    data: &[u8],
+    batch: &[Found],
+    mut older: Option<usize>,
+) {
     while let Some(index) = older {
         let frames = frames_of(data, &batch[index]);
         if let Ok(msg) = decode(&frames, batch[index].count) {

@@ -120,10 +120,7 @@ impl Node {
             }),
         )?;
         let c = core.clone();
-        let discovery = match spawn(
-            "gz-discovery",
-            Box::new(move || c.discovery_loop(wake_rx)),
-        ) {
+        let discovery = match spawn("gz-discovery", Box::new(move || c.discovery_loop(wake_rx))) {
             Ok(t) => t,
             Err(e) => {
                 core.stop();

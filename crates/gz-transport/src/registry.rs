@@ -99,4 +99,3 @@ impl State {
 pub(crate) fn advertised_rate(mp: &MessagePublisher) -> Option<u64> {
     (mp.throttled && mp.msgs_per_sec != u64::MAX).then_some(mp.msgs_per_sec)
 }
-

@@ -319,7 +319,10 @@ fn key_values(now: &Counters, before: Option<&Counters>, watchdog: String) -> Ve
             "joint_states_with_duplicates",
             now.joint_states_with_duplicates.to_string(),
         ),
-        pair("gz_connections_refused", now.connections_refused.to_string()),
+        pair(
+            "gz_connections_refused",
+            now.connections_refused.to_string(),
+        ),
         pair("periods", now.periods.to_string()),
         pair("overruns", now.overruns.to_string()),
         pair("targets_accepted", now.targets_accepted.to_string()),

@@ -21,8 +21,8 @@ use ros_env::std_msgs::msg::{Float64MultiArray, Int32MultiArray};
 use sas_robot_driver_gazebo::Command;
 
 use crate::robot::counters::RobotCounters;
-use crate::robot::messages::read_float64_multi_array;
 use crate::robot::mailbox::TargetMailbox;
+use crate::robot::messages::read_float64_multi_array;
 use crate::robot::rate_limit::{suppressed_note, RateLimit, FAILURE_LOG_INTERVAL};
 use crate::BridgeError;
 

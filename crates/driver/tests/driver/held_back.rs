@@ -68,10 +68,7 @@ fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
         publisher.publish(&model(f64::from(position))).unwrap();
     }
     let stats = gazebo.stats();
-    assert_eq!(
-        (stats.messages_published, stats.messages_not_sent),
-        (10, 0)
-    );
+    assert_eq!((stats.messages_published, stats.messages_not_sent), (10, 0));
     sent.send(()).unwrap();
     let snapshot = loop {
         let snapshot = driver.snapshot();

@@ -45,8 +45,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
-use crate::types::bump;
 use crate::net::DiscoverySockets;
+use crate::types::bump;
 use crate::Error;
 use link::Link;
 

@@ -406,10 +406,7 @@ fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
         publisher.publish(&double(f64::from(value))).unwrap();
     }
     let stats = pub_node.stats();
-    assert_eq!(
-        (stats.messages_published, stats.messages_not_sent),
-        (10, 0)
-    );
+    assert_eq!((stats.messages_published, stats.messages_not_sent), (10, 0));
     sent.send(()).unwrap();
     assert!(eventually(PATIENCE, || every.lock().unwrap().len() == 10));
     let values = |got: &Inbox<f64>| {
