@@ -22,7 +22,7 @@ use crate::io::{Command, DataPath};
 use crate::net::DiscoverySockets;
 use crate::registry::{advertised_rate, LocalPub, RemotePub, RemoteSub, State};
 use crate::scope::{self, NotOurs};
-use crate::threads::{self, SILENCE_INTERVAL};
+use crate::threads;
 use crate::types::{
     bump, Callback, Delivery, PublisherInfo, SubEntry, SubscriberInfo, TransportStats,
 };
@@ -711,19 +711,14 @@ impl Core {
         self.expire_locked(&mut st, now);
     }
 
-    /// Drop every peer that has been silent for longer than [`SILENCE_INTERVAL`].
+    /// Drop every peer that has been silent for longer than [`threads::SILENCE_INTERVAL`].
     pub fn expire(&self, now: Instant) {
         let mut st = self.state.lock();
         self.expire_locked(&mut st, now);
     }
 
     fn expire_locked(&self, st: &mut State, now: Instant) {
-        let silent: Vec<String> = st
-            .peers
-            .iter()
-            .filter(|(_, seen)| now.saturating_duration_since(**seen) > SILENCE_INTERVAL)
-            .map(|(p, _)| p.clone())
-            .collect();
+        let silent = threads::silent_peers(&st.peers, now);
         for process_uuid in silent {
             bump(&self.data.counters.peers_expired);
             tracing::debug!(%process_uuid, "peer silent for too long, forgotten");

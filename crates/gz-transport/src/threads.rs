@@ -4,6 +4,7 @@
 //! heartbeats and re-advertisements and expire silent peers. (The other thread, the receive
 //! thread, is the data plane's: [`crate::io::receive_loop`].)
 
+use std::collections::HashMap;
 use std::io::{ErrorKind, Read};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -12,6 +13,16 @@ use std::time::{Duration, Instant};
 
 /// A peer that sent nothing for this long is considered gone (gz-transport's silence interval).
 pub(crate) const SILENCE_INTERVAL: Duration = Duration::from_secs(3);
+
+/// The processes of `peers` (process UUID → last heard from) silent for longer than
+/// [`SILENCE_INTERVAL`] at `now`: to forget, for topics and services alike.
+pub(crate) fn silent_peers(peers: &HashMap<String, Instant>, now: Instant) -> Vec<String> {
+    peers
+        .iter()
+        .filter(|(_, seen)| now.saturating_duration_since(**seen) > SILENCE_INTERVAL)
+        .map(|(process_uuid, _)| process_uuid.clone())
+        .collect()
+}
 /// Period of HEARTBEAT, re-ADVERTISE of our topics and re-SUBSCRIBE of unserved topics.
 pub(crate) const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
 

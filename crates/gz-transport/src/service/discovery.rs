@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::{RemoteService, Services, State};
 use crate::scope::{self, NotOurs};
-use crate::threads::{HEARTBEAT_INTERVAL, SILENCE_INTERVAL};
+use crate::threads::{silent_peers, HEARTBEAT_INTERVAL};
 use crate::wire::{
     self, DiscContents, Discovery, DiscoveryType, PubType, Publisher, Scope, ServicePublisher,
     Subscriber,
@@ -157,12 +157,7 @@ impl Services {
         for fqn in &st.sought {
             self.send_subscribe(fqn);
         }
-        let silent: Vec<String> = st
-            .peers
-            .iter()
-            .filter(|(_, seen)| now.saturating_duration_since(**seen) > SILENCE_INTERVAL)
-            .map(|(p, _)| p.clone())
-            .collect();
+        let silent = silent_peers(&st.peers, now);
         for process_uuid in silent {
             tracing::debug!(%process_uuid, "service peer silent for too long, forgotten");
             forget_process(&mut st, &process_uuid);
