@@ -88,9 +88,10 @@ fn bridge_error(error: bridge_node::BridgeError) -> PyErr {
             PyValueError::new_err(error.to_string())
         }
         BridgeError::Subscription { ref source, .. } => subscription_error(source, &error),
-        BridgeError::AlreadyRunning { .. }
+        BridgeError::InRobot { .. }
+        | BridgeError::AlreadyRunning { .. }
         | BridgeError::ExecutorThread(_)
-        | BridgeError::LoopTimer(_)
+        | BridgeError::LoopTimer { .. }
         | BridgeError::Watchdog { .. } => PyRuntimeError::new_err(error.to_string()),
     }
 }

@@ -50,21 +50,22 @@ mod process;
 mod robot;
 pub mod servers;
 
-pub use error::BridgeError;
+pub use error::{BridgeError, ParameterError};
 pub use parameters::config::{
     JointStatesPublishing, LimitsPublishing, RobotDriverRosConfiguration, StaleJointStates,
     StampSource, TargetForwarding, DEFAULT_HEARTBEAT,
 };
-pub use parameters::multi::{CompositeParameters, MultiRobot, MultiRobotParameters, RobotLoop};
+pub use parameters::help::{parameter_help_rows, parameters_help, use_sim_time_row};
+pub use parameters::multi::{CompositeParameters, MultiRobotParameters};
 pub use parameters::params::{
-    help_table, help_value, parameter_help_rows, parameters_help, use_sim_time_row,
-    DeclaredParameters, GzParameters, HelpRow, NodeParameters, ParameterError, ParameterReader,
-    RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,
+    help_table, help_value, DeclaredParameters, GzParameters, HelpRow, NodeParameters,
+    ParameterReader, RobotDefaults, DEFAULT_THREAD_SAMPLING_TIME_SEC,
 };
 pub use process::clock::{ClockBridge, ClockParameters, SimTimeNotice};
 pub use process::dds_profile::DdsProfile;
 pub use process::executor_thread::ExecutorThread;
 pub use process::log_route::{install_log_route, route_logs_to, LogRoute};
+pub use process::multi_robot::{MultiRobot, RobotLoop};
 pub use process::node_main::{node_binary_main, run_node, run_ros_node, serve_robot, NodeExit};
 pub use process::ros_log::RosLogLayer;
 pub use process::stop_signals::{

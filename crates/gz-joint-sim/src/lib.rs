@@ -16,6 +16,7 @@
 //! ```
 
 pub mod control;
+mod messages;
 mod plant;
 pub mod sdf;
 mod sim;

@@ -15,6 +15,7 @@ use gz_transport::{
 use parking_lot::Mutex;
 use prost::Message;
 
+use crate::messages::{pose_message, time};
 use crate::plant::{JointState, Plant, Targets};
 use crate::sdf::{JointStateTopicNaming, PoseSpec, World};
 use crate::topics;
@@ -952,36 +953,6 @@ fn report_publish_error(count: &mut u64, topic: &str, e: &gz_transport::Error) {
     *count += 1;
     if count.is_power_of_two() {
         tracing::warn!("{topic}: publish failed ({count} failures so far): {e}");
-    }
-}
-
-/// A pose as gz-msgs carries it (`msgs::Set(Pose, math::Pose3d)`: position and orientation,
-/// no name or id).
-pub(crate) fn pose_message(p: &crate::sdf::PoseSpec) -> msgs::Pose {
-    let [x, y, z] = p.position;
-    let [qx, qy, qz, qw] = p.orientation;
-    msgs::Pose {
-        position: Some(msgs::Vector3d {
-            header: None,
-            x,
-            y,
-            z,
-        }),
-        orientation: Some(msgs::Quaternion {
-            header: None,
-            x: qx,
-            y: qy,
-            z: qz,
-            w: qw,
-        }),
-        ..Default::default()
-    }
-}
-
-pub(crate) fn time(d: Duration) -> msgs::Time {
-    msgs::Time {
-        sec: d.as_secs() as i64,
-        nsec: d.subsec_nanos() as i32,
     }
 }
 

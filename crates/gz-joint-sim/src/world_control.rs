@@ -217,7 +217,7 @@ pub(crate) fn pose_info(
 ) -> msgs::PoseV {
     msgs::PoseV {
         header: Some(msgs::Header {
-            stamp: Some(crate::sim::time(sim_time)),
+            stamp: Some(crate::messages::time(sim_time)),
             data: Vec::new(),
         }),
         pose: models
@@ -226,7 +226,7 @@ pub(crate) fn pose_info(
             .map(|(m, p)| msgs::Pose {
                 name: m.name.clone(),
                 id: m.id,
-                ..crate::sim::pose_message(p)
+                ..crate::messages::pose_message(p)
             })
             .collect(),
     }

@@ -204,17 +204,19 @@ impl RobotDriverRosConfiguration {
             ));
         }
         if self.thread_sampling_time.is_zero() {
-            return Err(BridgeError::Configuration(
-                "thread_sampling_time must be greater than zero".into(),
-            ));
+            return Err(BridgeError::Configuration(format!(
+                "thread_sampling_time of {:?} must be greater than zero",
+                self.robot_name
+            )));
         }
         if self
             .realtime_priority
             .is_some_and(|p| !(1..=99).contains(&p))
         {
-            return Err(BridgeError::Configuration(
-                "realtime_priority must be 1..99 (SCHED_FIFO), or unset".into(),
-            ));
+            return Err(BridgeError::Configuration(format!(
+                "realtime_priority of {:?} must be 1..99 (SCHED_FIFO), or unset",
+                self.robot_name
+            )));
         }
         Ok(())
     }

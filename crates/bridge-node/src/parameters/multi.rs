@@ -2,23 +2,18 @@
 //! (`r820_sim.joint_names`, …), and `composites` names groups that compose some of them into
 //! one more robot. All share the node (one rclrs executor) and one gz-transport node (one
 //! discovery participant, one set of sockets); each robot has its own topics, its own control
-//! loop (thread and deadline grid) and its own errors.
-//!
-//! A composite reads its parts' joint-state caches directly: no DDS hop between the robots
-//! and the composite, so it reports Gazebo's joints as early as the robots themselves do.
+//! loop (thread and deadline grid) and its own errors. This reads and checks the groups;
+//! [`MultiRobot`](crate::MultiRobot) starts them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use rclrs::Node;
-use sas_robot_driver_gazebo::{
-    CompositePart, DriverError, PartOwnership, RobotDriver, RobotDriverComposite,
-    RobotDriverGazebo, ShutdownToken,
-};
 
-use crate::{
-    BridgeError, DeclaredParameters, GzParameters, NodeParameters, ParameterError, ParameterReader,
-    RobotDefaults, RobotDriverRos, RobotDriverRosConfiguration,
+use crate::error::ParameterError;
+use crate::parameters::config::RobotDriverRosConfiguration;
+use crate::parameters::params::{
+    DeclaredParameters, GzParameters, NodeParameters, ParameterReader, RobotDefaults,
 };
 
 /// A composite's parameters (group `<name>`).
@@ -254,89 +249,9 @@ fn valid_group_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// One control loop of a multi-robot node: its group name and the loop.
-pub struct RobotLoop {
-    /// The group name (`r820_sim`).
-    pub name: String,
-    /// The loop, over a robot or a composite.
-    pub bridge: RobotDriverRos<dyn RobotDriver>,
-}
-
-/// The robots and composites of a multi-robot node, topics created, loops not yet running.
-pub struct MultiRobot {
-    loops: Vec<RobotLoop>,
-}
-
-impl MultiRobot {
-    /// Creates one gz-transport node, a [`RobotDriverGazebo`] per robot on it, a
-    /// [`RobotDriverComposite`] per composite over those drivers (reading their caches), and
-    /// the topics of each on `node`. `shutdown` stops every loop.
-    ///
-    /// # Errors
-    /// The gz-transport node cannot be created; a driver or topic is refused.
-    pub fn new(
-        node: &Node,
-        parameters: &MultiRobotParameters,
-        shutdown: &ShutdownToken,
-    ) -> Result<Self, BridgeError> {
-        let gz = gz_transport::Node::with_options(gz_transport::NodeOptions {
-            partition: parameters.gz.partition.clone(),
-            namespace: None,
-            msgs_prefix: parameters.gz.msgs_prefix,
-            ..Default::default()
-        })
-        .map_err(|source| DriverError::Node(source.into()))?;
-        let mut drivers: HashMap<&str, Arc<RobotDriverGazebo>> = HashMap::new();
-        let mut loops = Vec::new();
-        for (name, robot) in &parameters.robots {
-            let driver = Arc::new(RobotDriverGazebo::new(
-                robot.driver.clone(),
-                Some(gz.clone()),
-            )?);
-            drivers.insert(name, driver.clone());
-            loops.push(RobotLoop {
-                name: name.clone(),
-                bridge: RobotDriverRos::new(
-                    node,
-                    driver as Arc<dyn RobotDriver>,
-                    robot.ros.clone(),
-                    shutdown.clone(),
-                )?,
-            });
-        }
-        for composite in &parameters.composites {
-            let parts = composite
-                .robots
-                .iter()
-                .map(|name| {
-                    let driver: Arc<dyn RobotDriver> = drivers[name.as_str()].clone();
-                    CompositePart::new(parameters.robot_name(name), driver)
-                })
-                .collect();
-            let driver = RobotDriverComposite::new(parts, PartOwnership::Shared)?;
-            loops.push(RobotLoop {
-                name: composite.name.clone(),
-                bridge: RobotDriverRos::new(
-                    node,
-                    Arc::new(driver) as Arc<dyn RobotDriver>,
-                    composite.ros.clone(),
-                    shutdown.clone(),
-                )?,
-            });
-        }
-        Ok(MultiRobot { loops })
-    }
-
-    /// The loops: robots in `robots` order, then composites in `composites` order. Run each
-    /// [`control_loop`](RobotDriverRos::control_loop) on its own thread.
-    pub fn loops(&self) -> &[RobotLoop] {
-        &self.loops
-    }
-}
-
 impl MultiRobotParameters {
     /// The topic prefix of robot group `group`.
-    fn robot_name(&self, group: &str) -> String {
+    pub(crate) fn robot_name(&self, group: &str) -> String {
         self.robots
             .iter()
             .find(|(name, _)| name == group)

@@ -15,6 +15,7 @@ use sas_robot_driver_gazebo::{
     DEFAULT_COMMAND_TIMEOUT,
 };
 
+use crate::error::ParameterError;
 use crate::parameters::config::DEFAULT_HEARTBEAT;
 use crate::RobotDriverRosConfiguration;
 
@@ -24,51 +25,6 @@ pub const DEFAULT_THREAD_SAMPLING_TIME_SEC: f64 = 0.002;
 
 /// The original's spelling of an empty list in a params file (sas_common): `["EMPTY_LIST"]`.
 const EMPTY_LIST: &str = "EMPTY_LIST";
-
-/// A parameter that is missing, has the wrong type or an unusable value.
-#[derive(Debug, thiserror::Error)]
-pub enum ParameterError {
-    /// A mandatory parameter has no value.
-    #[error(
-        "parameter {name:?} is missing: node {node} needs {expected}. Set it in the params \
-         file block keyed by the node name ({node}: ros__parameters: …) or with \
-         `--ros-args -p {name}:=<value>`."
-    )]
-    Missing {
-        /// The parameter (with its group, e.g. `r820_sim.joint_names`).
-        name: String,
-        /// What it must be, with an example.
-        expected: &'static str,
-        /// The node's fully qualified name.
-        node: String,
-    },
-    /// The value given has another type than the parameter's.
-    #[error("parameter {name:?} must be {expected}, but it is {given}.")]
-    WrongType {
-        /// The parameter.
-        name: String,
-        /// What it must be, with an example.
-        expected: &'static str,
-        /// The type and value given.
-        given: String,
-    },
-    /// The value has the right type but cannot be used.
-    #[error("parameter {name:?} is invalid: {problem}")]
-    Invalid {
-        /// The parameter.
-        name: String,
-        /// Why.
-        problem: String,
-    },
-    /// rclrs refused the declaration for another reason (e.g. declared twice on one node).
-    #[error("parameter {name:?} cannot be declared: {source}")]
-    Declaration {
-        /// The parameter.
-        name: String,
-        /// rclrs' reason.
-        source: DeclarationError,
-    },
-}
 
 /// Parameters declared on a node, kept declared (read-only, visible to `ros2 param`) for as
 /// long as this lives.
@@ -303,40 +259,6 @@ pub fn help_value(value: &ParameterValue) -> String {
         ParameterValue::DoubleArray(v) => list(v, |d| format!("{d:?}")),
         ParameterValue::StringArray(v) => list(v, |t| string(t)),
     }
-}
-
-/// Every parameter of a node, as its declarations record them without a node (see
-/// [`ParameterReader::for_help`]), in the order a node declares them: the multi-robot lists,
-/// a robot's block and options, the gz-transport settings, the process's clock.
-pub fn parameter_help_rows() -> Vec<HelpRow> {
-    let mut reader = ParameterReader::for_help();
-    // Nothing fails without a node: every value is a default, and the defaults are valid.
-    crate::parameters::multi::declare_group_lists(&mut reader)
-        .expect("the group lists' defaults are valid");
-    RobotBlock::declare(&mut reader, None).expect("a help reader fails nothing");
-    RobotDefaults::default()
-        .declare(&mut reader)
-        .expect("the defaults are valid");
-    GzParameters::declare(&mut reader).expect("the gz defaults are valid");
-    crate::ClockParameters::declare(&mut reader).expect("the clock defaults are valid");
-    let mut rows = reader.rows;
-    rows.push(use_sim_time_row());
-    rows
-}
-
-/// `use_sim_time`, which every rclrs node declares itself (false unless set).
-pub fn use_sim_time_row() -> HelpRow {
-    HelpRow {
-        name: "use_sim_time".into(),
-        kind: "bool",
-        default: Some("false".into()),
-        description: "ROS's own: every stamp from ROS /clock",
-    }
-}
-
-/// The node's `--help` table ([`help_table`] of [`parameter_help_rows`]).
-pub fn parameters_help() -> String {
-    help_table(&parameter_help_rows())
 }
 
 /// A `--help` table: per row its name, type and default (or `mandatory`), then the
@@ -699,7 +621,7 @@ impl NodeParameters {
 }
 
 /// The parameters that name a robot and its Gazebo topics.
-struct RobotBlock {
+pub(crate) struct RobotBlock {
     joint_names: Arc<[Arc<str>]>,
     joint_positions_topic_prefix: Arc<str>,
     /// Empty: the positions prefix.
@@ -714,7 +636,7 @@ struct RobotBlock {
 
 impl RobotBlock {
     /// `robot_name` is mandatory when `robot_name_default` is `None`.
-    fn declare(
+    pub(crate) fn declare(
         reader: &mut ParameterReader<'_>,
         robot_name_default: Option<&str>,
     ) -> Result<Self, ParameterError> {

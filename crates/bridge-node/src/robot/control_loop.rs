@@ -87,7 +87,10 @@ impl<D: RobotDriver + ?Sized + 'static> RobotDriverRos<D> {
         shutdown: ShutdownToken,
     ) -> Result<Self, BridgeError> {
         config.validate()?;
-        let alarm = Arc::new(Alarm::new().map_err(BridgeError::LoopTimer)?);
+        let alarm = Arc::new(Alarm::new().map_err(|source| BridgeError::LoopTimer {
+            robot_name: config.robot_name.clone(),
+            source,
+        })?);
         let counters = Arc::<RobotCounters>::default();
         let server = RobotDriverServer::new(node, &config.robot_name, counters.clone())?;
         let safety = Safety::new(node, &config.robot_name, &shutdown, alarm.clone())?;
