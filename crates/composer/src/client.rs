@@ -556,10 +556,6 @@ impl RobotDriver for RobotDriverClient {
         out.sim_time = latest.stamp;
     }
 
-    fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError> {
-        Ok(self.check(Command::Positions, target)?)
-    }
-
     fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
         Ok(self.check(command, target)?)
     }
@@ -570,7 +566,7 @@ impl RobotDriver for RobotDriverClient {
     /// target is then no longer re-sent (it would switch the robot back to positions).
     fn set_target(&self, command: Command, target: &[f64]) -> Result<TargetOutcome, DriverError> {
         let index = match command {
-            Command::Positions => return self.set_target_joint_positions(target),
+            Command::Positions => return self.set_positions_target(target),
             Command::Velocities => 0,
             Command::Forces => 1,
         };
@@ -588,19 +584,6 @@ impl RobotDriver for RobotDriverClient {
                 topic: format!("{}/set/{}", self.prefix, RATE_TOPICS[index]),
                 source,
             })?;
-        Ok(TargetOutcome::Accepted)
-    }
-
-    fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
-        self.check(Command::Positions, target)?;
-        let mut stored = self.target.lock();
-        if stored.message.data.len() == target.len() {
-            stored.message.data.as_mut_slice().copy_from_slice(target);
-        } else {
-            stored.message.data = rosidl_runtime_rs::Sequence::from(target);
-        }
-        stored.present = true;
-        stored.fresh = true;
         Ok(TargetOutcome::Accepted)
     }
 
@@ -662,5 +645,21 @@ impl RobotDriver for RobotDriverClient {
             }
             .into()),
         }
+    }
+}
+
+impl RobotDriverClient {
+    /// Stores a position target for `forward_targets` (after the same checks).
+    fn set_positions_target(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
+        self.check(Command::Positions, target)?;
+        let mut stored = self.target.lock();
+        if stored.message.data.len() == target.len() {
+            stored.message.data.as_mut_slice().copy_from_slice(target);
+        } else {
+            stored.message.data = rosidl_runtime_rs::Sequence::from(target);
+        }
+        stored.present = true;
+        stored.fresh = true;
+        Ok(TargetOutcome::Accepted)
     }
 }

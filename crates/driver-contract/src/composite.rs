@@ -366,14 +366,6 @@ impl RobotDriver for RobotDriverComposite {
         out.sequence = scratch.rounds;
     }
 
-    fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError> {
-        self.check_target(Command::Positions, target)
-    }
-
-    fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
-        self.set_target(Command::Positions, target)
-    }
-
     fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
         self.per_segment(command, target, |part, segment| {
             part.driver.check_target(command, segment)

@@ -30,7 +30,7 @@ pub struct ReceiveReport {
 /// loops may call into one driver at the same time.
 ///
 /// Lifecycle as the original's: `connect` → `initialize_with` → periods of
-/// `set_target_joint_positions`/`forward_targets`/`read_snapshot` → `deinitialize` →
+/// `set_target`/`forward_targets`/`read_snapshot` → `deinitialize` →
 /// `disconnect`. Drivers that learn their joints from the robot (a client of another driver)
 /// know their joint names and count only once initialized.
 pub trait RobotDriver: Send + Sync {
@@ -66,54 +66,25 @@ pub trait RobotDriver: Send + Sync {
     /// the state; allocates nothing once `out` has the right size.
     fn read_snapshot(&self, out: &mut JointSnapshot);
 
-    /// Checks a target as [`set_target_joint_positions`](Self::set_target_joint_positions)
-    /// would, without storing it: lets a caller that commands several drivers apply a target
-    /// to all of them or to none.
-    ///
-    /// # Errors
-    /// Why `set_target_joint_positions` would refuse it.
-    fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError>;
-
-    /// Validates and stores a target for [`forward_targets`](Self::forward_targets); a refused
-    /// target leaves the previous one in force.
-    ///
-    /// # Errors
-    /// The target is refused (length, non-finite value, limits, state).
-    fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError>;
-
     /// Checks a target of `command` as [`set_target`](Self::set_target) would, without
-    /// storing it. Drivers that offer velocity or effort control override it; the default
-    /// takes positions only.
+    /// storing it: lets a caller that commands several drivers apply a target to all of them
+    /// or to none.
     ///
     /// # Errors
     /// Why `set_target` would refuse it.
-    fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
-        match command {
-            Command::Positions => self.check_target_joint_positions(target),
-            command => Err(DriverError::UnsupportedCommand {
-                driver: "RobotDriver",
-                command,
-            }),
-        }
-    }
+    fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError>;
 
     /// Validates and stores a target of `command` (positions, velocities or efforts) for
-    /// [`forward_targets`](Self::forward_targets); the latest mode wins. A velocity or
+    /// [`forward_targets`](Self::forward_targets): the one way a target enters a driver; the
+    /// latest mode wins and a refused target leaves the previous one in force. A velocity or
     /// effort target stays in force until [`command_deadline`](Self::command_deadline), when
-    /// `forward_targets` sets it to zero. The default takes positions only.
+    /// `forward_targets` sets it to zero. A driver without velocity or effort control refuses
+    /// them ([`DriverError::UnsupportedCommand`]).
     ///
     /// # Errors
     /// The target is refused (length, non-finite value, limits, state, no controller, a
     /// mode the driver does not offer).
-    fn set_target(&self, command: Command, target: &[f64]) -> Result<TargetOutcome, DriverError> {
-        match command {
-            Command::Positions => self.set_target_joint_positions(target),
-            command => Err(DriverError::UnsupportedCommand {
-                driver: "RobotDriver",
-                command,
-            }),
-        }
-    }
+    fn set_target(&self, command: Command, target: &[f64]) -> Result<TargetOutcome, DriverError>;
 
     /// When the velocity or effort target in force times out, if one is: a control loop
     /// calls [`forward_targets`](Self::forward_targets) then, which sends zero.

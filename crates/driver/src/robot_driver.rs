@@ -36,14 +36,6 @@ impl RobotDriver for RobotDriverGazebo {
         RobotDriverGazebo::read_snapshot(self, out)
     }
 
-    fn check_target_joint_positions(&self, target: &[f64]) -> Result<(), DriverError> {
-        RobotDriverGazebo::check_target_joint_positions(self, target)
-    }
-
-    fn set_target_joint_positions(&self, target: &[f64]) -> Result<TargetOutcome, DriverError> {
-        RobotDriverGazebo::set_target_joint_positions(self, target)
-    }
-
     fn check_target(&self, command: Command, target: &[f64]) -> Result<(), DriverError> {
         RobotDriverGazebo::check_target(self, command, target)
     }

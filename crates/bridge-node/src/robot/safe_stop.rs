@@ -1,7 +1,7 @@
 //! The safe stop after a watchdog fault ([`stop_safely`]): a velocity or effort command in
 //! force set to zero, the robot held at its last measured position.
 
-use sas_robot_driver_gazebo::{DriverError, JointSnapshot, RobotDriver};
+use sas_robot_driver_gazebo::{Command, DriverError, JointSnapshot, RobotDriver};
 
 use crate::robot::watchdog::WatchdogFault;
 use crate::BridgeError;
@@ -72,7 +72,7 @@ fn hold_position<D: RobotDriver + ?Sized>(
             }
         })
         .collect();
-    driver.set_target_joint_positions(&hold)?;
+    driver.set_target(Command::Positions, &hold)?;
     driver.forward_targets()?;
     Ok(hold)
 }

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use gz_joint_sim::{SimHandle, SimOptions, World};
 use gz_transport::{Node, NodeOptions};
 use sas_robot_driver_gazebo::{
-    CompositePart, DriverError, DriverState, ErrorKind, ForwardMode, JointSnapshot, LimitPolicy,
-    PartOwnership, RobotDriver, RobotDriverComposite, RobotDriverGazebo,
+    Command, CompositePart, DriverError, DriverState, ErrorKind, ForwardMode, JointSnapshot,
+    LimitPolicy, PartOwnership, RobotDriver, RobotDriverComposite, RobotDriverGazebo,
     RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
 };
 
@@ -105,7 +105,7 @@ fn a_composite_of_shared_parts_concatenates_their_state_and_splits_targets_all_o
     let composite = composite_of(&r820, &ur3e, PartOwnership::Shared);
 
     let err = composite
-        .set_target_joint_positions(&[0.0; 13])
+        .set_target(Command::Positions, &[0.0; 13])
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::State, "{err}");
 
@@ -144,7 +144,7 @@ fn a_composite_of_shared_parts_concatenates_their_state_and_splits_targets_all_o
         0.05, -0.05, 0.04, -0.04, 0.03, -0.03, 0.02, 0.1, -0.1, 0.08, -0.08, 0.06, -0.06,
     ];
     assert_eq!(
-        composite.set_target_joint_positions(&target).unwrap(),
+        composite.set_target(Command::Positions, &target).unwrap(),
         TargetOutcome::Accepted
     );
     assert!(
@@ -193,7 +193,7 @@ fn a_composite_of_shared_parts_concatenates_their_state_and_splits_targets_all_o
 
     // A wrong total length is refused, naming the split.
     let err = composite
-        .set_target_joint_positions(&[0.0; 12])
+        .set_target(Command::Positions, &[0.0; 12])
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -205,7 +205,9 @@ fn a_composite_of_shared_parts_concatenates_their_state_and_splits_targets_all_o
     // A segment one part refuses leaves every part's target as it was.
     let mut refused = [0.2; 13];
     refused[9] = 4.0; // elbow_joint, limits ±π, and the UR3e part refuses
-    let err = composite.set_target_joint_positions(&refused).unwrap_err();
+    let err = composite
+        .set_target(Command::Positions, &refused)
+        .unwrap_err();
     assert!(
         err.to_string().starts_with(
             "ur3e_sim: RobotDriverGazebo::set_target_joint_positions: value 2 (elbow_joint) = 4"
@@ -220,7 +222,7 @@ fn a_composite_of_shared_parts_concatenates_their_state_and_splits_targets_all_o
     );
     let mut nan = target;
     nan[0] = f64::NAN;
-    let err = composite.set_target_joint_positions(&nan).unwrap_err();
+    let err = composite.set_target(Command::Positions, &nan).unwrap_err();
     assert!(err.to_string().contains("value 0 (joint1) is NaN"), "{err}");
     assert!(
         !r820.forward_targets().unwrap(),
@@ -265,7 +267,9 @@ fn a_composite_owns_its_parts_lifecycle_and_checks_given_limits() {
         composite.get_joint_limits().unwrap(),
         (vec![-1.0; 13], vec![1.0; 13])
     );
-    composite.set_target_joint_positions(&[0.01; 13]).unwrap();
+    composite
+        .set_target(Command::Positions, &[0.01; 13])
+        .unwrap();
     // Owned parts are forwarded every period (the R820 part's own rule then applies).
     assert!(composite.forward_targets().unwrap());
     assert!(
