@@ -48,6 +48,28 @@
 //! `initialize` waits (up to 2 s, then warns naming the topics) until every command topic's
 //! subscriber connection is complete, not just announced.
 //!
+//! # The way of a state and of a target
+//!
+//! Each has one path, and no thread on it waits for another:
+//!
+//! ```text
+//! state   Gazebo JointStatePublisher ──gz.msgs.Model──▶ gz-transport receive thread
+//!           └─ ModelReceiver::receive: matched by joint name, written whole into the
+//!              JointStateCache (sequence lock: the writer never waits)
+//!           └─ StateListeners::notify, same thread: a binding's listener reads the new
+//!              snapshot (a lock-free copy; a composite combines its parts' here) and acts on
+//!              it — the ROS node publishes get/joint_states from this thread
+//!         Python getters, control loops: read_snapshot / the cache, whenever they like
+//!
+//! target  client ──set/target_joint_*──▶ the binding (the ROS node: on the DDS listener
+//!         thread that took it, or the loop each period under target_forwarding: periodic)
+//!           └─ set_target(Command, values): validated (length, finite, limits, mode) and
+//!              stored — the one way a target enters a driver
+//!           └─ forward_targets: one gz.msgs.Double per joint on its controller's topic, when
+//!              the forwarding rule says so (new target, keepalive, a new subscriber, a
+//!              velocity/effort command's timeout zero from the CommandTimer)
+//! ```
+//!
 //! The contract it implements ([`RobotDriver`], the cache, target validation, the errors)
 //! is the `sas-driver-contract` crate's, re-exported here.
 //!
