@@ -10,6 +10,8 @@ import os
 import pathlib
 import sys
 
+import yaml
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CONFIG = ROOT / 'config' / 'config.yaml'
 
@@ -39,6 +41,18 @@ class World(RosWorld):
     def bridge(self, *ros_args) -> Process:
         node = binary('BRIDGE_NODE_BIN', 'sas_robot_driver_ros_gazebo_node')
         return self.start([node, '--ros-args', *ros_args])
+
+    def ur3e_bridge_with(self, *parameters, config: str = 'config.yaml', **block) -> Process:
+        """The node with block ur3e_1 of config/`config`, then `block` and `parameters`
+        ("name:=value") over it, in a params file of its own (a `-p` override loses to the
+        block's own value)."""
+        values = yaml.safe_load((ROOT / 'config' / config).read_text())['ur3e_1']
+        values = values['ros__parameters'] | block
+        for parameter in parameters:
+            name, value = parameter.split(':=', 1)
+            values[name] = yaml.safe_load(value)
+        params = self.params_file(yaml.safe_dump({'ur3e_1': {'ros__parameters': values}}))
+        return self.bridge('-r', '__node:=ur3e_1', '--params-file', params)
 
 
 world = world_fixture(World)

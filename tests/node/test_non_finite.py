@@ -10,19 +10,9 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from sensor_msgs.msg import JointState
 
-from conftest import IGN_TOPIC_CLI, UR3E_JOINTS, UR3E_STATES
+from conftest import IGN_TOPIC_CLI, UR3E_STATES
+from support.world import ur3e_model_text as model
 from test_on_arrival import SOURCE_SILENCE_S, START_S, STATES, ur3e_bridge
-
-
-def model(overrides: dict) -> str:
-    """A UR3e `Model` in protobuf text format, limits ±2π; `overrides`: joint → axis fields."""
-    joints = []
-    for joint in UR3E_JOINTS:
-        fields = {'position': '0.1', 'velocity': '0', 'limit_lower': '-6.28',
-                  'limit_upper': '6.28', **overrides.get(joint, {})}
-        axis = ' '.join(f'{key}: {value}' for key, value in fields.items())
-        joints.append(f'joint {{ name: "{joint}" axis1 {{ {axis} }} }}')
-    return ' '.join(joints)
 
 
 def gazebo_sends_until(world, text: str, done, what: str):

@@ -10,7 +10,6 @@ import subprocess
 import time
 
 import pytest
-import yaml
 from sensor_msgs.msg import JointState
 from rclpy.serialization import serialize_message
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
@@ -24,14 +23,8 @@ PAN_CMD = '/model/ur3e/joint/shoulder_pan_joint/0/cmd_pos'
 
 
 def ur3e_bridge(world, *parameters):
-    """The node with config/config.yaml's ur3e_1 block and `parameters` ("name:=value") over
-    it, in a params file of its own (a `-p` override loses to the block's own value)."""
-    block = yaml.safe_load(CONFIG.read_text())['ur3e_1']['ros__parameters']
-    for parameter in parameters:
-        name, value = parameter.split(':=', 1)
-        block[name] = yaml.safe_load(value)
-    params = world.params_file(yaml.safe_dump({'ur3e_1': {'ros__parameters': block}}))
-    return world.bridge('-r', '__node:=ur3e_1', '--params-file', params)
+    """The node with config/config.yaml's ur3e_1 block and `parameters` over it."""
+    return world.ur3e_bridge_with(*parameters)
 
 
 def sim_time(state) -> float:

@@ -13,7 +13,6 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-import yaml
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -33,13 +32,7 @@ EFFORT_LIMITS = [54.0, 54.0, 28.0, 9.0, 9.0, 9.0]
 def bridge(world, config: str, *parameters):
     """The node with block ur3e_1 of config/`config` and `parameters` ("name:=value") over it,
     talking to the simulator on the Fortress prefix (which the Ignition CLI reads)."""
-    block = yaml.safe_load((ROOT / 'config' / config).read_text())['ur3e_1']['ros__parameters']
-    block['gz_msgs_prefix'] = 'ignition.msgs.'
-    for parameter in parameters:
-        name, value = parameter.split(':=', 1)
-        block[name] = yaml.safe_load(value)
-    params = world.params_file(yaml.safe_dump({'ur3e_1': {'ros__parameters': block}}))
-    return world.bridge('-r', '__node:=ur3e_1', '--params-file', params)
+    return world.ur3e_bridge_with(*parameters, config=config, gz_msgs_prefix='ignition.msgs.')
 
 
 def array(values) -> Float64MultiArray:

@@ -442,15 +442,7 @@ def test_non_finite_values_from_gazebo_are_returned_with_a_runtime_warning_namin
     import subprocess
     import warnings
     from support import IGN_TOPIC_CLI
-
-    def model(overrides: dict) -> str:
-        joints = []
-        for joint in UR3E_JOINTS:
-            fields = {'position': '0.1', 'velocity': '0', 'limit_lower': '-6.28',
-                      'limit_upper': '6.28', **overrides.get(joint, {})}
-            axis = ' '.join(f'{key}: {value}' for key, value in fields.items())
-            joints.append(f'joint {{ name: "{joint}" axis1 {{ {axis} }} }}')
-        return ' '.join(joints)
+    from support.world import ur3e_model_text as model
 
     def gazebo_sends_until(text: str, done, what: str):
         deadline = time.monotonic() + START_S

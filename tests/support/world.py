@@ -18,6 +18,19 @@ UR3E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
 UR3E_PREFIX = '/model/ur3e/joint/'
 UR3E_STATES = '/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state'
 # The UR3e under velocity control (JointController) and under effort control (ApplyJointForce).
+def ur3e_model_text(overrides: dict) -> str:
+    """A UR3e `Model` in protobuf text format (what `ign topic -p` takes), every joint at 0.1 rad
+    and at rest, limits ±2π; `overrides`: joint → axis fields (`{'elbow_joint': {'position':
+    'nan'}}`)."""
+    joints = []
+    for joint in UR3E_JOINTS:
+        fields = {'position': '0.1', 'velocity': '0', 'limit_lower': '-6.28',
+                  'limit_upper': '6.28', **overrides.get(joint, {})}
+        axis = ' '.join(f'{key}: {value}' for key, value in fields.items())
+        joints.append(f'joint {{ name: "{joint}" axis1 {{ {axis} }} }}')
+    return ' '.join(joints)
+
+
 VELOCITY_WORLD = ROOT / 'sdf' / 'ur3e_velocity_world.sdf'
 EFFORT_WORLD = ROOT / 'sdf' / 'ur3e_effort_world.sdf'
 VELOCITY_STATES = ('/world/ur3e_velocity_world/model/ur3e/model/ur3e_velocity_controller/'
