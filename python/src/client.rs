@@ -21,14 +21,15 @@ use parking_lot::{Mutex, MutexGuard};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rclrs::Publisher;
-use ros_env::std_msgs::msg::rmw::{Float64MultiArray, Int32MultiArray};
+use ros_env::std_msgs::msg::rmw::Int32MultiArray;
+use sas_driver_client::{ClientState, JointStateRead, Topics};
+use sas_robot_driver_gazebo::Command;
 
 use crate::arrays::{f64_array, f64_vector};
 use crate::client_ros::{
-    i32_message, shutdown_message, watchdog_message, Blacklist, ClientRos, JointControl, Topics,
+    i32_message, shutdown_message, watchdog_message, Blacklist, ClientRos, JointControl,
     GET_FROM_NODE,
 };
-use crate::client_state::{ClientState, JointStateRead};
 use crate::errors::{Error, Result};
 use crate::gil::{released, DropReleased};
 
@@ -141,29 +142,10 @@ impl ClientCore {
         })
     }
 
-    /// The topics a `PositionControl` client still waits for.
-    fn missing_topics(&self) -> Vec<&str> {
-        let (lower, upper) = self.state.limits();
-        let mut missing = Vec::new();
-        if self.state.joint_count().is_none() {
-            missing.push(self.topics.joint_states.as_str());
-        }
-        if lower.is_none() {
-            missing.push(self.topics.joint_positions_min.as_str());
-        }
-        if upper.is_none() {
-            missing.push(self.topics.joint_positions_max.as_str());
-        }
-        missing
-    }
-
     fn is_enabled(&self, functionality: Functionality) -> Result<bool> {
         let state = &self.state;
         Ok(match functionality {
-            Functionality::PositionControl => {
-                let (lower, upper) = state.limits();
-                state.joint_count().is_some() && lower.is_some() && upper.is_some()
-            }
+            Functionality::PositionControl => state.ready_joint_count().is_some(),
             Functionality::VelocityControl => state.has_velocities(),
             Functionality::ForceControl => state.has_efforts(),
             Functionality::Homing => state.home_states().is_some_and(|h| !h.is_empty()),
@@ -190,7 +172,7 @@ impl ClientCore {
             match needs {
                 Functionality::PositionControl => format!(
                     "nothing has arrived yet on {}.",
-                    self.missing_topics().join(", ")
+                    self.state.missing(&self.topics).join(", ")
                 ),
                 Functionality::Homing => format!(
                     "no home states have arrived on {} (a Gazebo bridge publishes none).",
@@ -390,32 +372,17 @@ impl RobotDriverClient {
 
     /// The latest joint positions, float64, one per joint.
     fn get_joint_positions<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
-        let state = self.core.read(
-            "get_joint_positions",
-            "joint positions",
-            Some(Functionality::PositionControl),
-        )?;
-        Ok(f64_array(py, &state.positions))
+        self.joint_values(py, JointValues::Positions)
     }
 
     /// The latest joint velocities, float64, one per joint.
     fn get_joint_velocities<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
-        let state = self.core.read(
-            "get_joint_velocities",
-            "joint velocities",
-            Some(Functionality::VelocityControl),
-        )?;
-        Ok(f64_array(py, &state.velocities))
+        self.joint_values(py, JointValues::Velocities)
     }
 
     /// The latest joint forces (efforts), float64, one per joint.
     fn get_joint_forces<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyArray1<f64>>> {
-        let state = self.core.read(
-            "get_joint_efforts",
-            "joint efforts",
-            Some(Functionality::ForceControl),
-        )?;
-        Ok(f64_array(py, &state.efforts))
+        self.joint_values(py, JointValues::Efforts)
     }
 
     /// `(lower, upper)` joint limits as last received.
@@ -534,7 +501,7 @@ impl RobotDriverClient {
         py: Python<'_>,
         target_joint_positions: &Bound<'_, PyAny>,
     ) -> Result<()> {
-        self.send_floats(py, FloatTarget::Positions, target_joint_positions)
+        self.send_floats(py, Command::Positions, target_joint_positions)
     }
 
     /// Sends target joint velocities on `<prefix>/set/target_joint_velocities`.
@@ -543,7 +510,7 @@ impl RobotDriverClient {
         py: Python<'_>,
         target_joint_velocities: &Bound<'_, PyAny>,
     ) -> Result<()> {
-        self.send_floats(py, FloatTarget::Velocities, target_joint_velocities)
+        self.send_floats(py, Command::Velocities, target_joint_velocities)
     }
 
     /// Sends target joint forces on `<prefix>/set/target_joint_forces`.
@@ -552,7 +519,7 @@ impl RobotDriverClient {
         py: Python<'_>,
         target_joint_forces: &Bound<'_, PyAny>,
     ) -> Result<()> {
-        self.send_floats(py, FloatTarget::Forces, target_joint_forces)
+        self.send_floats(py, Command::Forces, target_joint_forces)
     }
 
     /// Sends a homing signal (one int per joint) on `<prefix>/set/homing_signal`.
@@ -666,37 +633,51 @@ impl RobotDriverClient {
     }
 }
 
-/// The float vectors a client sends.
+/// The per-joint values of a state a getter returns.
 #[derive(Clone, Copy)]
-enum FloatTarget {
+enum JointValues {
     Positions,
     Velocities,
-    Forces,
+    Efforts,
 }
 
-impl FloatTarget {
-    fn operation(self) -> &'static str {
+impl JointValues {
+    /// The getter, what it reads (for its errors) and what must be enabled for it.
+    fn getter(self) -> (&'static str, &'static str, Functionality) {
         match self {
-            FloatTarget::Positions => "send_target_joint_positions",
-            FloatTarget::Velocities => "send_target_joint_velocities",
-            FloatTarget::Forces => "send_target_joint_forces",
+            JointValues::Positions => (
+                "get_joint_positions",
+                "joint positions",
+                Functionality::PositionControl,
+            ),
+            JointValues::Velocities => (
+                "get_joint_velocities",
+                "joint velocities",
+                Functionality::VelocityControl,
+            ),
+            JointValues::Efforts => (
+                "get_joint_efforts",
+                "joint efforts",
+                Functionality::ForceControl,
+            ),
         }
     }
 
-    fn topic(self, topics: &Topics) -> &str {
+    fn of(self, state: &JointStateRead) -> &[f64] {
         match self {
-            FloatTarget::Positions => &topics.target_joint_positions,
-            FloatTarget::Velocities => &topics.target_joint_velocities,
-            FloatTarget::Forces => &topics.target_joint_forces,
+            JointValues::Positions => &state.positions,
+            JointValues::Velocities => &state.velocities,
+            JointValues::Efforts => &state.efforts,
         }
     }
+}
 
-    fn publisher(self, control: &JointControl) -> &Publisher<Float64MultiArray> {
-        match self {
-            FloatTarget::Positions => &control.target_joint_positions,
-            FloatTarget::Velocities => &control.target_joint_velocities,
-            FloatTarget::Forces => &control.target_joint_forces,
-        }
+/// The Python method that sends a target of `command`.
+fn send_operation(command: Command) -> &'static str {
+    match command {
+        Command::Positions => "send_target_joint_positions",
+        Command::Velocities => "send_target_joint_velocities",
+        Command::Forces => "send_target_joint_forces",
     }
 }
 
@@ -731,14 +712,25 @@ impl IntSignal {
 }
 
 impl RobotDriverClient {
+    /// The latest state's `values`, if what they need is enabled.
+    fn joint_values<'py>(
+        &self,
+        py: Python<'py>,
+        values: JointValues,
+    ) -> Result<Bound<'py, PyArray1<f64>>> {
+        let (getter, what, needs) = values.getter();
+        let state = self.core.read(getter, what, Some(needs))?;
+        Ok(f64_array(py, values.of(&state)))
+    }
+
     fn send_floats(
         &self,
         py: Python<'_>,
-        target: FloatTarget,
+        command: Command,
         values: &Bound<'_, PyAny>,
     ) -> Result<()> {
         let core = &self.core;
-        let operation = target.operation();
+        let operation = send_operation(command);
         core.check_open(operation)?;
         if core.blacklist.joint_control {
             return Err(core.blacklisted(operation, "JOINT_CONTROL"));
@@ -747,12 +739,11 @@ impl RobotDriverClient {
         core.check_length(operation, values.len())?;
         core.check_finite(operation, &values)?;
         core.with_ros(py, operation, |ros| {
-            let control = joint_control(ros);
             publish(
-                target.publisher(control),
+                joint_control(ros).targets.of(command),
                 &multi_array(&values),
                 operation,
-                target.topic(&core.topics),
+                core.topics.target(command),
             )
         })
     }
@@ -799,8 +790,9 @@ impl RobotDriverClient {
             core.topics.joint_states,
             timeout.as_secs_f64()
         );
-        let missing: Vec<&str> = core
-            .missing_topics()
+        let missing: Vec<String> = core
+            .state
+            .missing(&core.topics)
             .into_iter()
             .filter(|topic| *topic != core.topics.joint_states)
             .collect();

@@ -1,26 +1,23 @@
-//! The ROS side of a `RobotDriverClient`: its node in the process's ROS context, the
-//! subscriptions that fill its [`ClientState`] and the publishers it sends with, the
-//! original client's topics and QoS. The client's executor spins on a thread of its own
-//! (bridge-node's [`ExecutorThread`]); the subscriptions are [`ListenerSubscription`]s: each
-//! state is taken into the cache on the DDS listener thread that received it (no executor
-//! thread wakes for it), and never touches Python.
+//! The Python client's own ROS side: its node in the process's ROS context (shared by the
+//! clients that ask alike), the topics `sas-driver-client` creates on it and the publishers
+//! only a controller has (homing, clearing, watchdog, shutdown) — all but the blacklisted
+//! ones —, and the executor thread (bridge-node's [`ExecutorThread`]) that serves the node.
+//! The subscriptions take each state into the [`ClientState`] on the DDS listener thread that
+//! received it (no executor thread wakes for it), and never touch Python.
 
 use std::sync::{Arc, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bridge_node::{stamp_from_nanos, DdsProfile, ExecutorThread};
-use listener_subscription::ListenerSubscription;
 use parking_lot::Mutex;
 use rclrs::{
-    Context, CreateBasicExecutor, InitOptions, IntoNodeOptions, IntoPrimitiveOptions, Node,
-    PrimitiveOptions, Publisher, RclrsError,
+    Context, CreateBasicExecutor, InitOptions, IntoNodeOptions, Node, Publisher, RclrsError,
 };
 use ros_env::sas_msgs::msg::rmw::{Bool as ShutdownSignal, WatchdogTrigger};
-use ros_env::sensor_msgs::msg::rmw::JointState;
-use ros_env::std_msgs::msg::rmw::{Float64MultiArray, Int32MultiArray};
-
-use crate::client_state::ClientState;
-use crate::joint_state_cdr::{read_joint_state, JointStateArrays};
+use ros_env::std_msgs::msg::rmw::Int32MultiArray;
+use sas_driver_client::{
+    advertise, ClientState, RosError, Subscriptions, TargetPublishers, Topics,
+};
 
 /// The original's default topic prefix: the node's name.
 pub(crate) const GET_FROM_NODE: &str = "GET_FROM_NODE";
@@ -60,39 +57,17 @@ pub(crate) enum ClientRosError {
     Executor(bridge_node::BridgeError),
 }
 
-/// The topics under a prefix, named once.
-#[derive(Clone, Debug)]
-pub(crate) struct Topics {
-    pub joint_states: String,
-    pub joint_positions_min: String,
-    pub joint_positions_max: String,
-    pub home_states: String,
-    pub target_joint_positions: String,
-    pub target_joint_velocities: String,
-    pub target_joint_forces: String,
-    pub homing_signal: String,
-    pub clear_positions: String,
-    pub watchdog_trigger: String,
-    pub shutdown: String,
-}
-
-impl Topics {
-    pub fn new(prefix: &str) -> Self {
-        let topic = |suffix: &str| format!("{prefix}/{suffix}");
-        Topics {
-            joint_states: topic("get/joint_states"),
-            joint_positions_min: topic("get/joint_positions_min"),
-            joint_positions_max: topic("get/joint_positions_max"),
-            home_states: topic("get/home_states"),
-            target_joint_positions: topic("set/target_joint_positions"),
-            target_joint_velocities: topic("set/target_joint_velocities"),
-            target_joint_forces: topic("set/target_joint_forces"),
-            homing_signal: topic("set/homing_signal"),
-            // The original client publishes on `set/clear_positions_signal`, a topic no
-            // server listens on (RobotDriverServer subscribes to `set/clear_positions`).
-            clear_positions: topic("set/clear_positions"),
-            watchdog_trigger: topic("set/watchdog_trigger"),
-            shutdown: topic("set/shutdown"),
+impl From<RosError> for ClientRosError {
+    fn from(error: RosError) -> Self {
+        match error {
+            RosError::Publisher { topic, source } => ClientRosError::Topic {
+                kind: "publisher",
+                topic,
+                source,
+            },
+            RosError::Subscription { topic, source } => {
+                ClientRosError::Subscription { topic, source }
+            }
         }
     }
 }
@@ -128,11 +103,6 @@ fn shared_context(args: Vec<String>, domain_id: Option<usize>) -> Result<Arc<Con
     Ok(context)
 }
 
-/// KeepLast(1), reliable, volatile: every topic of the original client (depth 1).
-fn depth_one(topic: &str) -> PrimitiveOptions<'_> {
-    topic.keep_last(1).reliable().volatile()
-}
-
 /// The publishers a client has (those of blacklisted modes are absent).
 pub(crate) struct Publishers {
     pub joint_control: Option<JointControl>,
@@ -141,18 +111,9 @@ pub(crate) struct Publishers {
 }
 
 pub(crate) struct JointControl {
-    pub target_joint_positions: Publisher<Float64MultiArray>,
-    pub target_joint_velocities: Publisher<Float64MultiArray>,
-    pub target_joint_forces: Publisher<Float64MultiArray>,
+    pub targets: TargetPublishers,
     pub homing_signal: Publisher<Int32MultiArray>,
     pub clear_positions: Publisher<Int32MultiArray>,
-}
-
-struct Subscriptions {
-    _joint_states: ListenerSubscription<JointState>,
-    _joint_positions_min: ListenerSubscription<Float64MultiArray>,
-    _joint_positions_max: ListenerSubscription<Float64MultiArray>,
-    _home_states: ListenerSubscription<Int32MultiArray>,
 }
 
 /// A client's node, topics and executor thread. Dropped in field order: the executor thread
@@ -205,14 +166,12 @@ impl ClientRos {
         tracing::info!("::Initializing RobotDriverClient with prefix {prefix}");
         let topics = Topics::new(&prefix);
         let subscriptions = (!blacklist.joint_monitoring)
-            .then(|| subscribe_all(&node, &topics, state))
+            .then(|| Subscriptions::new(&node, &topics, state))
             .transpose()?;
         let joint_control = (!blacklist.joint_control)
             .then(|| {
-                Ok::<_, ClientRosError>(JointControl {
-                    target_joint_positions: advertise(&node, &topics.target_joint_positions)?,
-                    target_joint_velocities: advertise(&node, &topics.target_joint_velocities)?,
-                    target_joint_forces: advertise(&node, &topics.target_joint_forces)?,
+                Ok::<_, RosError>(JointControl {
+                    targets: TargetPublishers::new(&node, &topics)?,
                     homing_signal: advertise(&node, &topics.homing_signal)?,
                     clear_positions: advertise(&node, &topics.clear_positions)?,
                 })
@@ -237,75 +196,6 @@ impl ClientRos {
             _context: context,
         })
     }
-}
-
-/// Subscribes the client's topics on `node`, each message taken into `state` on the DDS
-/// listener thread.
-fn subscribe_all(
-    node: &Node,
-    topics: &Topics,
-    state: &Arc<ClientState>,
-) -> Result<Subscriptions, ClientRosError> {
-    // Taken as CDR and read without the C message's allocations (see joint_state_cdr).
-    let (receiver, name) = (state.clone(), topics.joint_states.clone());
-    let mut arrays = JointStateArrays::default();
-    let joint_states = ListenerSubscription::<JointState>::new_serialized(
-        node,
-        &topics.joint_states,
-        1,
-        move |bytes, _| match read_joint_state(bytes, &mut arrays) {
-            Ok(message) => receiver.receive_joint_state(message, &name),
-            Err(error) => receiver.misfit(&name, &format!("an unreadable body ({error})"), None),
-        },
-    )
-    .map_err(|source| ClientRosError::Subscription {
-        topic: topics.joint_states.clone(),
-        source,
-    })?;
-    let limits = |topic: &str, upper: bool| {
-        let (receiver, name) = (state.clone(), topic.to_owned());
-        subscribe(node, topic, move |m: Float64MultiArray| {
-            receiver.receive_limits(m.data.as_slice(), upper, &name)
-        })
-    };
-    let joint_positions_min = limits(&topics.joint_positions_min, false)?;
-    let joint_positions_max = limits(&topics.joint_positions_max, true)?;
-    let receiver = state.clone();
-    let home_states = subscribe(node, &topics.home_states, move |m: Int32MultiArray| {
-        receiver.receive_home_states(m.data.as_slice())
-    })?;
-    Ok(Subscriptions {
-        _joint_states: joint_states,
-        _joint_positions_min: joint_positions_min,
-        _joint_positions_max: joint_positions_max,
-        _home_states: home_states,
-    })
-}
-
-/// A subscription with the sas topics' QoS (KeepLast(1), reliable, volatile).
-fn subscribe<T: rosidl_runtime_rs::Message>(
-    node: &Node,
-    topic: &str,
-    mut receive: impl FnMut(T) + Send + 'static,
-) -> Result<ListenerSubscription<T>, ClientRosError> {
-    ListenerSubscription::new(node, topic, 1, move |message, _| receive(message)).map_err(
-        |source| ClientRosError::Subscription {
-            topic: topic.to_string(),
-            source,
-        },
-    )
-}
-
-fn advertise<T: rosidl_runtime_rs::Message>(
-    node: &Node,
-    topic: &str,
-) -> Result<Publisher<T>, ClientRosError> {
-    node.create_publisher::<T>(depth_one(topic))
-        .map_err(|source| ClientRosError::Topic {
-            kind: "publisher",
-            topic: topic.to_string(),
-            source,
-        })
 }
 
 /// A `std_msgs/Int32MultiArray` of `values` (layout left empty, as the original).

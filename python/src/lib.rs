@@ -14,14 +14,10 @@ mod arrays;
 mod client;
 #[cfg(feature = "ros")]
 mod client_ros;
-#[cfg(feature = "ros")]
-mod client_state;
 mod config;
 mod driver;
 mod errors;
 mod gil;
-#[cfg(feature = "ros")]
-mod joint_state_cdr;
 #[cfg(feature = "ros")]
 mod ros;
 

@@ -33,8 +33,9 @@
 //!
 //! Key design decision: the composer is no special loop. A [`RobotDriverClient`] is a
 //! [`RobotDriver`](sas_driver_contract::RobotDriver) whose robot is another driver's
-//! topic surface; [`RobotDriverComposite`](sas_driver_contract::RobotDriverComposite)
-//! (in the driver crate, free of ROS) concatenates any drivers and splits targets with a
+//! topic surface (read by `sas-driver-client`, as the Python module's client reads it);
+//! [`RobotDriverComposite`](sas_driver_contract::RobotDriverComposite) (in the driver
+//! contract, free of ROS) concatenates any drivers and splits targets with a
 //! total-length check; the bridge's `RobotDriverRos` runs the result like any robot. The
 //! multi-robot node composes its own robots the same way, reading their caches instead of
 //! their topics. Where the original composer busy-looped on `spin_some` while waiting for

@@ -72,6 +72,16 @@ impl<'a> CdrReader<'a> {
         self.take(1, length, field).map(drop)
     }
 
+    /// The next string's bytes, its terminating NUL left out.
+    ///
+    /// # Errors
+    /// The bytes end inside it.
+    pub fn string_bytes(&mut self, field: &'static str) -> Result<&'a [u8], CdrError> {
+        let length = self.u32(field)? as usize;
+        let bytes = self.take(1, length, field)?;
+        Ok(bytes.strip_suffix(&[0]).unwrap_or(bytes))
+    }
+
     /// A `sequence<f64>` into `into` (cleared first; its allocation kept).
     ///
     /// # Errors
@@ -209,7 +219,7 @@ mod tests {
                     .u32(9);
                 let mut reader = CdrReader::new(writer.bytes()).unwrap();
                 let mut values = vec![42.0];
-                reader.skip_string("label").unwrap();
+                assert_eq!(reader.string_bytes("label").unwrap(), label.as_bytes());
                 assert_eq!(reader.u32("size").unwrap(), 7);
                 reader.f64_sequence("data", &mut values).unwrap();
                 assert_eq!(values, [1.5, -0.0]);

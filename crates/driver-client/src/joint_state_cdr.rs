@@ -1,8 +1,9 @@
 //! Reads a `sensor_msgs/msg/JointState` from its CDR bytes as ROS 2 Jazzy's rmw_fastrtps
 //! sends them (plain CDR, XCDR1, either byte order): the stamp and the three value arrays,
-//! the names skipped, into arrays reused from message to message. The client takes joint
-//! states this way because converting them to the C message allocates every name and array
-//! on the DDS listener thread, 500 times a second, only to be freed again.
+//! and the names only when asked, into arrays reused from message to message. The client
+//! takes joint states this way because converting them to the C message allocates every name
+//! and array on the DDS listener thread, 500 times a second, only to be freed again; the
+//! names are wanted once, with the state that fixes the robot's joints.
 //!
 //! Fields in order: `stamp.sec: i32, stamp.nanosec: u32, frame_id: string,
 //! name: sequence<string>, position, velocity, effort: sequence<f64>` (the CDR rules are
@@ -10,33 +11,45 @@
 
 use listener_subscription::cdr::{CdrError, CdrReader};
 
-use crate::client_state::JointStateMessage;
+use crate::state::JointStateMessage;
 
 /// The arrays a joint state is read into, kept between messages.
 #[derive(Default)]
 pub(crate) struct JointStateArrays {
+    names: Vec<String>,
     positions: Vec<f64>,
     velocities: Vec<f64>,
     efforts: Vec<f64>,
 }
 
-/// Reads `bytes` (encapsulation header first) into `arrays`.
+/// Reads `bytes` (encapsulation header first) into `arrays`; the joint names too if
+/// `with_names` (else they are stepped over and the message has none).
 pub(crate) fn read_joint_state<'a>(
     bytes: &[u8],
     arrays: &'a mut JointStateArrays,
+    with_names: bool,
 ) -> Result<JointStateMessage<'a>, CdrError> {
     let mut reader = CdrReader::new(bytes)?;
     let sec = reader.u32("header.stamp.sec")? as i32;
     let nanosec = reader.u32("header.stamp.nanosec")?;
     reader.skip_string("header.frame_id")?;
     let names = reader.u32("name")?;
+    arrays.names.clear();
     for _ in 0..names {
-        reader.skip_string("name")?;
+        if with_names {
+            let name = reader.string_bytes("name")?;
+            arrays
+                .names
+                .push(String::from_utf8_lossy(name).into_owned());
+        } else {
+            reader.skip_string("name")?;
+        }
     }
     reader.f64_sequence("position", &mut arrays.positions)?;
     reader.f64_sequence("velocity", &mut arrays.velocities)?;
     reader.f64_sequence("effort", &mut arrays.efforts)?;
     Ok(JointStateMessage {
+        names: with_names.then_some(arrays.names.as_slice()),
         positions: &arrays.positions,
         velocities: &arrays.velocities,
         efforts: &arrays.efforts,
@@ -73,13 +86,20 @@ mod tests {
             let names = ["a", "bb", "ccc", &"d".repeat(padding)];
             for little_endian in [true, false] {
                 let bytes = joint_state(little_endian, &names, [&positions, &velocities, &efforts]);
-                let mut arrays = JointStateArrays::default();
-                let state = read_joint_state(&bytes, &mut arrays).unwrap();
-                let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(state.positions), bits(&positions));
-                assert_eq!(bits(state.velocities), bits(&velocities));
-                assert_eq!(bits(state.efforts), bits(&efforts));
-                assert_eq!(state.stamp_ns, -3 * 1_000_000_000 + 999_999_999);
+                for with_names in [false, true] {
+                    let mut arrays = JointStateArrays::default();
+                    let state = read_joint_state(&bytes, &mut arrays, with_names).unwrap();
+                    let bits =
+                        |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(state.positions), bits(&positions));
+                    assert_eq!(bits(state.velocities), bits(&velocities));
+                    assert_eq!(bits(state.efforts), bits(&efforts));
+                    assert_eq!(state.stamp_ns, -3 * 1_000_000_000 + 999_999_999);
+                    match state.names {
+                        Some(read) => assert!(with_names && read == names),
+                        None => assert!(!with_names),
+                    }
+                }
             }
         }
     }
@@ -91,10 +111,12 @@ mod tests {
             let mut arrays = JointStateArrays::default();
             // Arrays left from an earlier message are replaced, not appended to.
             arrays.velocities.push(9.0);
-            let state = read_joint_state(&bytes, &mut arrays).unwrap();
+            arrays.names.push("stale".into());
+            let state = read_joint_state(&bytes, &mut arrays, true).unwrap();
             assert_eq!(state.positions, [1.5, 2.5]);
             assert!(state.velocities.is_empty());
             assert_eq!(state.efforts, [7.0, 8.0]);
+            assert_eq!(state.names.unwrap(), names);
         }
     }
 
@@ -106,14 +128,17 @@ mod tests {
             [&[1.0, 2.0], &[3.0, 4.0], &[5.0, 6.0]],
         );
         let mut arrays = JointStateArrays::default();
-        for length in 0..bytes.len() {
-            let error = read_joint_state(&bytes[..length], &mut arrays).unwrap_err();
-            assert!(
-                matches!(error, CdrError::Truncated { length: l, .. } if l == length),
-                "{length}: {error}"
-            );
+        for with_names in [false, true] {
+            for length in 0..bytes.len() {
+                let error =
+                    read_joint_state(&bytes[..length], &mut arrays, with_names).unwrap_err();
+                assert!(
+                    matches!(error, CdrError::Truncated { length: l, .. } if l == length),
+                    "{length}: {error}"
+                );
+            }
+            assert!(read_joint_state(&bytes, &mut arrays, with_names).is_ok());
         }
-        assert!(read_joint_state(&bytes, &mut arrays).is_ok());
     }
 
     #[test]
@@ -121,7 +146,7 @@ mod tests {
         let mut writer = CdrWriter::new(true);
         writer.u32(0).u32(0).string("").u32(0).u32(u32::MAX);
         let mut arrays = JointStateArrays::default();
-        let error = read_joint_state(writer.bytes(), &mut arrays).unwrap_err();
+        let error = read_joint_state(writer.bytes(), &mut arrays, false).unwrap_err();
         assert_eq!(
             error,
             CdrError::Truncated {
@@ -137,7 +162,7 @@ mod tests {
         bytes[1] = 0x07; // PLAIN_CDR2, little-endian
         let mut arrays = JointStateArrays::default();
         assert_eq!(
-            read_joint_state(&bytes, &mut arrays).unwrap_err(),
+            read_joint_state(&bytes, &mut arrays, false).unwrap_err(),
             CdrError::Encapsulation(0x0007)
         );
     }
