@@ -10,13 +10,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bridge_node::{
-    parameters_or_usage, serve_robot, NodeExit, Program, RobotDriverRosConfiguration, Teardown,
+    parameters_or_usage, serve_robot, NodeExit, NodeRun, Program, RobotDriverRosConfiguration,
 };
 use composer::{ComposerParameters, RobotDriverClient};
-use rclrs::{Executor, Node};
-use sas_driver_contract::{
-    CompositePart, PartOwnership, RobotDriver, RobotDriverComposite, ShutdownToken,
-};
+use sas_driver_contract::{CompositePart, PartOwnership, RobotDriver, RobotDriverComposite};
 
 const PROGRAM: Program = Program {
     name: "sas_robot_driver_ros_composer_node",
@@ -35,20 +32,17 @@ fn main() -> ExitCode {
     bridge_node::program_main(&PROGRAM, compose)
 }
 
-fn compose(
-    node: &Node,
-    executor: Executor,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-) -> NodeExit {
+fn compose(run: NodeRun<'_>) -> NodeExit {
+    let node = run.node;
     tracing::info!("::Loading parameters from parameter server.");
-    teardown.stage("reading the parameters");
+    run.teardown.stage("reading the parameters");
     let parameters = match parameters_or_usage(ComposerParameters::declare(node)) {
         Ok(parameters) => parameters,
         Err(exit) => return exit,
     };
 
-    teardown.stage("creating the robot driver clients and the topics");
+    run.teardown
+        .stage("creating the robot driver clients and the topics");
     let mut parts = Vec::with_capacity(parameters.robot_driver_client_names.len());
     for name in &parameters.robot_driver_client_names {
         match RobotDriverClient::new(
@@ -89,12 +83,9 @@ fn compose(
         configuration.robot_name
     );
     serve_robot(
-        node,
+        run,
         Arc::new(composite),
         configuration,
-        executor,
-        shutdown,
-        teardown,
         "destroying the composite's topics and clients",
     )
 }

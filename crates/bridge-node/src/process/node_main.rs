@@ -8,30 +8,28 @@
 
 use std::sync::Arc;
 
-use rclrs::{Executor, Node};
+use rclrs::Node;
 use sas_robot_driver_gazebo::{RobotDriver, RobotDriverGazebo, ShutdownToken};
 
 use crate::process::clock::{ClockBridge, ClockParameters};
 use crate::process::program::{parameters_or_usage, while_spinning};
 use crate::{
     route_logs_to, run_ros_node, BridgeError, GzParameters, MultiRobot, MultiRobotParameters,
-    NodeExit, NodeParameters, ParameterReader, RobotDriverRos, RobotDriverRosConfiguration,
-    RobotLoop, RosLogLayer, Teardown,
+    NodeExit, NodeParameters, NodeRun, ParameterReader, RobotDriverRos,
+    RobotDriverRosConfiguration, RobotLoop, RosLogLayer, Teardown,
 };
 
-/// Serves one robot on `node`: `driver` on the SmartArmStack topics of `configuration`, its
-/// control loop on this thread while the executor spins on its own, until `shutdown`; then
-/// the stop in order (executor, then the robot's topics and driver, `what`).
+/// Serves one robot on `run`'s node: `driver` on the SmartArmStack topics of
+/// `configuration`, its control loop on this thread while the executor spins on its own,
+/// until the stop; then the stop in order (executor, then the robot's topics and driver,
+/// `what`).
 pub fn serve_robot<D: RobotDriver + ?Sized + 'static>(
-    node: &Node,
+    run: NodeRun<'_>,
     driver: Arc<D>,
     configuration: RobotDriverRosConfiguration,
-    executor: Executor,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
     what: &'static str,
 ) -> NodeExit {
-    let bridge = match RobotDriverRos::new(node, driver, configuration, shutdown.clone()) {
+    let bridge = match RobotDriverRos::new(run.node, driver, configuration, run.shutdown.clone()) {
         Ok(bridge) => bridge,
         Err(err) => {
             tracing::error!("::Exception::{err}");
@@ -39,12 +37,12 @@ pub fn serve_robot<D: RobotDriver + ?Sized + 'static>(
         }
     };
     let outcome = while_spinning(
-        executor,
-        teardown,
+        run.executor,
+        run.teardown,
         "in the control loop (connect, initialize, periods, deinitialize, disconnect)",
         || bridge.control_loop(),
     );
-    teardown.stage(what);
+    run.teardown.stage(what);
     drop(bridge);
     match outcome {
         Ok(Ok(_)) => NodeExit::Stopped,
@@ -77,28 +75,23 @@ pub fn run_node(
         program,
         shutdown,
         teardown,
-        |node, executor| run_bridge(node, executor, shutdown, teardown),
+        run_bridge,
     )
 }
 
-/// The bridge node's work on `node` until `shutdown`: one robot from its parameters, or
+/// The bridge node's work on its node until the stop: one robot from its parameters, or
 /// several when `robots` names parameter groups (a bad parameter is a usage error).
-pub fn run_bridge(
-    node: &Node,
-    executor: Executor,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-) -> NodeExit {
-    teardown.stage("reading the parameters");
+pub fn run_bridge(run: NodeRun<'_>) -> NodeExit {
+    run.teardown.stage("reading the parameters");
     // Read first: with several robots, every log line names its robot.
-    let multi = MultiRobotParameters::declare(node);
+    let multi = MultiRobotParameters::declare(run.node);
     if matches!(multi, Ok(Some(_))) {
-        route_logs_to(RosLogLayer::new(node.logger().clone()).with_robot_prefix()).keep();
+        route_logs_to(RosLogLayer::new(run.node.logger().clone()).with_robot_prefix()).keep();
     }
 
     tracing::info!("::Loading parameters from parameter server.");
     // The process's own: one clock whatever the number of robots.
-    let mut reader = ParameterReader::new(node);
+    let mut reader = ParameterReader::new(run.node);
     let clock = match (multi, ClockParameters::declare(&mut reader)) {
         (Err(err), _) | (_, Err(err)) => {
             tracing::error!("::Exception::{err}");
@@ -108,22 +101,14 @@ pub fn run_bridge(
     };
     let _clock_declared = reader.into_declared();
     match clock {
-        (Some(parameters), clock) => {
-            run_robots(node, executor, &parameters, &clock, shutdown, teardown)
-        }
-        (None, clock) => run_robot(node, executor, &clock, shutdown, teardown),
+        (Some(parameters), clock) => run_robots(run, &parameters, &clock),
+        (None, clock) => run_robot(run, &clock),
     }
 }
 
 /// One robot, from the node's own parameters (the original's node).
-fn run_robot(
-    node: &Node,
-    executor: Executor,
-    clock: &ClockParameters,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-) -> NodeExit {
-    let parameters = match parameters_or_usage(NodeParameters::declare(node)) {
+fn run_robot(run: NodeRun<'_>, clock: &ClockParameters) -> NodeExit {
+    let parameters = match parameters_or_usage(NodeParameters::declare(run.node)) {
         Ok(parameters) => parameters,
         Err(exit) => return exit,
     };
@@ -132,11 +117,11 @@ fn run_robot(
         msgs_prefix: parameters.driver.msgs_prefix,
         partition: parameters.driver.partition.clone(),
     };
-    let _clock = match start_clock(node, clock, &gz, parameters.ros.realtime_priority) {
+    let _clock = match start_clock(run.node, clock, &gz, parameters.ros.realtime_priority) {
         Ok(clock) => clock,
         Err(exit) => return exit,
     };
-    teardown.stage("creating the driver and its topics");
+    run.teardown.stage("creating the driver and its topics");
     let driver = match RobotDriverGazebo::new(parameters.driver.clone(), None) {
         Ok(driver) => driver,
         Err(err) => {
@@ -145,12 +130,9 @@ fn run_robot(
         }
     };
     serve_robot(
-        node,
+        run,
         Arc::new(driver),
         parameters.ros.clone(),
-        executor,
-        shutdown,
-        teardown,
         "destroying the robot's topics and driver",
     )
 }
@@ -158,12 +140,9 @@ fn run_robot(
 /// Several robots (and composites), one loop thread each, until the shutdown token; one
 /// robot's failure is logged and leaves the others running.
 fn run_robots(
-    node: &Node,
-    executor: Executor,
+    run: NodeRun<'_>,
     parameters: &MultiRobotParameters,
     clock: &ClockParameters,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
 ) -> NodeExit {
     tracing::info!("::Parameters OK.");
     let priority = parameters
@@ -171,12 +150,12 @@ fn run_robots(
         .iter()
         .filter_map(|(_, robot)| robot.ros.realtime_priority)
         .max();
-    let _clock = match start_clock(node, clock, &parameters.gz, priority) {
+    let _clock = match start_clock(run.node, clock, &parameters.gz, priority) {
         Ok(clock) => clock,
         Err(exit) => return exit,
     };
-    teardown.stage("creating the drivers and their topics");
-    let robots = match MultiRobot::new(node, parameters, shutdown) {
+    run.teardown.stage("creating the drivers and their topics");
+    let robots = match MultiRobot::new(run.node, parameters, run.shutdown) {
         Ok(robots) => robots,
         Err(err) => {
             tracing::error!("::Exception::{err}");
@@ -190,30 +169,39 @@ fn run_robots(
         parameters.composites.len(),
         names.join(", ")
     );
-    let all_ok = while_spinning(executor, teardown, "in the robots' control loops", || {
-        std::thread::scope(|scope| {
-            let mut threads = Vec::new();
-            let mut started = true;
-            for robot in robots.loops() {
-                let thread = std::thread::Builder::new()
-                    .name(format!("loop-{}", robot.name))
-                    .spawn_scoped(scope, || run_loop(robot));
-                match thread {
-                    Ok(thread) => threads.push(thread),
-                    Err(err) => {
-                        tracing::error!("::Cannot start the loop thread of {}: {err}", robot.name);
-                        started = false;
-                        shutdown.trigger();
-                        break;
+    let all_ok = while_spinning(
+        run.executor,
+        run.teardown,
+        "in the robots' control loops",
+        || {
+            std::thread::scope(|scope| {
+                let mut threads = Vec::new();
+                let mut started = true;
+                for robot in robots.loops() {
+                    let thread = std::thread::Builder::new()
+                        .name(format!("loop-{}", robot.name))
+                        .spawn_scoped(scope, || run_loop(robot));
+                    match thread {
+                        Ok(thread) => threads.push(thread),
+                        Err(err) => {
+                            tracing::error!(
+                                "::Cannot start the loop thread of {}: {err}",
+                                robot.name
+                            );
+                            started = false;
+                            run.shutdown.trigger();
+                            break;
+                        }
                     }
                 }
-            }
-            threads.into_iter().fold(started, |all_ok, thread| {
-                thread.join().unwrap_or(false) && all_ok
+                threads.into_iter().fold(started, |all_ok, thread| {
+                    thread.join().unwrap_or(false) && all_ok
+                })
             })
-        })
-    });
-    teardown.stage("destroying the robots' topics and drivers");
+        },
+    );
+    run.teardown
+        .stage("destroying the robots' topics and drivers");
     drop(robots);
     match all_ok {
         Ok(true) => NodeExit::Stopped,

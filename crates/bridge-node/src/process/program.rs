@@ -39,6 +39,18 @@ impl NodeExit {
     }
 }
 
+/// A program's node as the program's work gets it from the shell ([`program_main`]).
+pub struct NodeRun<'a> {
+    /// The node, named as [`Program::node_name`] unless remapped.
+    pub node: &'a Node,
+    /// Its executor, to spin while the work runs (see [`ExecutorThread`]).
+    pub executor: Executor,
+    /// The process's stop token: SIGINT, SIGTERM and SIGHUP trigger it.
+    pub shutdown: &'a ShutdownToken,
+    /// The bound on the stop, with its stages.
+    pub teardown: &'a Teardown,
+}
+
 /// A node program as its shell ([`program_main`]) needs it.
 pub struct Program {
     /// The binary's name, as `--version` prints it.
@@ -77,10 +89,7 @@ impl Program {
 /// ([`run_ros_node`]) with `run` doing the program's work on it until the token; the stop is
 /// bounded by [`TEARDOWN_BOUND`] up to and including the process's exit handlers (DDS's
 /// among them). Exits with `run`'s [`NodeExit`].
-pub fn program_main(
-    program: &Program,
-    run: impl FnOnce(&Node, Executor, &ShutdownToken, &Teardown) -> NodeExit,
-) -> ExitCode {
+pub fn program_main(program: &Program, run: impl FnOnce(NodeRun<'_>) -> NodeExit) -> ExitCode {
     let name = program.node_name;
     let args: Vec<String> = std::env::args().collect();
     match rclrs::extract_non_ros_args(args.clone()) {
@@ -108,16 +117,15 @@ pub fn program_main(
             return ExitCode::FAILURE;
         }
     };
-    let exit = run_ros_node(args, name, name, &shutdown, &teardown, |node, executor| {
-        run(node, executor, &shutdown, &teardown)
-    });
+    let exit = run_ros_node(args, name, name, &shutdown, &teardown, run);
     // Still watched: the exit handlers (DDS's among them) run after this.
     teardown.stage("exiting (the process's exit handlers)");
     ExitCode::from(exit.code())
 }
 
 /// ROS initialised from `args` (`--ros-args …`), a node named `default_node_name` unless
-/// remapped, `body` run on it, then the node and the context dropped in order. Every line
+/// remapped, `body` run on it (with its executor, `shutdown` and `teardown`), then the node
+/// and the context dropped in order. Every line
 /// logged meanwhile and after goes to the node's logger ([`LogRoute::keep`]; before the node
 /// exists, to a logger of the name it will have), so all of them are in the ROS console
 /// format. `program` starts the lines printed when ROS cannot start. The stop is bounded by
@@ -130,7 +138,7 @@ pub fn run_ros_node(
     program: &str,
     shutdown: &ShutdownToken,
     teardown: &Teardown,
-    body: impl FnOnce(&Node, Executor) -> NodeExit,
+    body: impl FnOnce(NodeRun<'_>) -> NodeExit,
 ) -> NodeExit {
     let _countdown = teardown.begin_on(shutdown);
     if let Ok(logger) = Logger::new(node_logger_name(&args, default_node_name)) {
@@ -165,7 +173,12 @@ pub fn run_ros_node(
     drop(dds_profile);
     route_logs_to(RosLogLayer::new(node.logger().clone())).keep();
     let sim_time = SimTimeNotice::start(&node);
-    let exit = body(&node, executor);
+    let exit = body(NodeRun {
+        node: &node,
+        executor,
+        shutdown,
+        teardown,
+    });
     drop(sim_time);
     teardown.begin();
     teardown.stage("destroying the node");

@@ -22,12 +22,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gz_transport::NodeOptions;
-use rclrs::{Executor, Node};
+use rclrs::Executor;
 use sas_robot_driver_gazebo::ShutdownToken;
 
 use crate::process::program::{parameters_or_usage, while_spinning};
 use crate::{
-    use_sim_time_row, GzParameters, HelpRow, NodeExit, ParameterError, ParameterReader, Teardown,
+    use_sim_time_row, GzParameters, HelpRow, NodeExit, NodeRun, ParameterError, ParameterReader,
+    Teardown,
 };
 
 /// `thread_sampling_time_sec` of both servers unless set (the original's 100 Hz).
@@ -45,32 +46,31 @@ pub trait ServerParameters: Sized {
     /// A parameter missing, mistyped or invalid, by name.
     fn declare(reader: &mut ParameterReader<'_>) -> Result<Self, ParameterError>;
 
-    /// The server's work on `node` with these parameters, until `shutdown`.
-    fn serve(
-        &self,
-        node: &Node,
-        executor: Executor,
-        shutdown: &ShutdownToken,
-        teardown: &Teardown,
-    ) -> NodeExit;
+    /// The server's work on its node with these parameters and `gz`, its gz-transport node,
+    /// until the stop.
+    fn serve(&self, run: NodeRun<'_>, gz: gz_transport::Node) -> NodeExit;
+
+    /// `gz_msgs_prefix` and `gz_partition`: the settings of the server's gz-transport node.
+    fn gz(&self) -> &GzParameters;
 }
 
-/// The work of the server of parameters `P` on `node` until `shutdown`: its parameters read
-/// (a bad one is a usage error) and kept declared meanwhile, then [`ServerParameters::serve`].
-pub fn run_server<P: ServerParameters>(
-    node: &Node,
-    executor: Executor,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-) -> NodeExit {
-    teardown.stage("reading the parameters");
-    let mut reader = ParameterReader::new(node);
+/// The work of the server of parameters `P` on its node until the stop: its parameters read
+/// (a bad one is a usage error) and kept declared meanwhile, its gz-transport node started,
+/// then [`ServerParameters::serve`].
+pub fn run_server<P: ServerParameters>(run: NodeRun<'_>) -> NodeExit {
+    run.teardown.stage("reading the parameters");
+    let mut reader = ParameterReader::new(run.node);
     let parameters = match parameters_or_usage(P::declare(&mut reader)) {
         Ok(parameters) => parameters,
         Err(exit) => return exit,
     };
     let _declared = reader.into_declared();
-    parameters.serve(node, executor, shutdown, teardown)
+    run.teardown.stage("creating the gz-transport node");
+    let gz = match gz_node(parameters.gz()) {
+        Ok(gz) => gz,
+        Err(exit) => return exit,
+    };
+    parameters.serve(run, gz)
 }
 
 /// The parameters of the server of parameters `P` as its `--help` lists them: recorded by
@@ -113,12 +113,17 @@ fn spin_until_shutdown(
     })
 }
 
-/// A gz-transport node for a server, with the node's `gz_msgs_prefix` and `gz_partition`.
-fn gz_node(gz: &GzParameters) -> Result<gz_transport::Node, gz_transport::Error> {
+/// A gz-transport node for a server, with the node's `gz_msgs_prefix` and `gz_partition`;
+/// if it cannot start, the server's end (logged).
+fn gz_node(gz: &GzParameters) -> Result<gz_transport::Node, NodeExit> {
     gz_transport::Node::with_options(NodeOptions {
         partition: gz.partition.clone(),
         msgs_prefix: gz.msgs_prefix,
         ..NodeOptions::default()
+    })
+    .map_err(|err| {
+        tracing::error!("::Exception::cannot start gz-transport: {err}");
+        NodeExit::Failure
     })
 }
 

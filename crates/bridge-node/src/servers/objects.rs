@@ -24,15 +24,15 @@ use gz_transport::msgs::{Boolean, Pose as GzPose, PoseV, Quaternion as GzQuatern
 use gz_transport::{Delivery, MessageInfo, ServiceError};
 use listener_subscription::{ListenerSubscription, TakenInfo};
 use parking_lot::{Condvar, Mutex};
-use rclrs::{Clock, Executor, IntoPrimitiveOptions, Node, Publisher};
+use rclrs::{Clock, IntoPrimitiveOptions, Publisher};
 use ros_env::builtin_interfaces::msg::Time;
 use ros_env::geometry_msgs::msg::{Point, Pose, PoseStamped, Quaternion};
 use ros_env::std_msgs::msg::Header;
 use sas_robot_driver_gazebo::ShutdownToken;
 
-use super::{checked, gz_name, gz_node, positive_seconds, spin_until_shutdown, ServerParameters};
+use super::{checked, gz_name, positive_seconds, spin_until_shutdown, ServerParameters};
 use super::{DEFAULT_GAZEBO_TIMEOUT_SEC, DEFAULT_SERVER_SAMPLING_TIME_SEC};
-use crate::{GzParameters, NodeExit, ParameterError, ParameterReader, Teardown, DEFAULT_HEARTBEAT};
+use crate::{GzParameters, NodeExit, NodeRun, ParameterError, ParameterReader, DEFAULT_HEARTBEAT};
 
 /// The node's name unless remapped, as the original's launch file names it.
 pub const OBJECT_SERVER_NODE_NAME: &str = "sas_object_server_gazebo_node";
@@ -134,25 +134,12 @@ impl ServerParameters for ObjectServerParameters {
         })
     }
 
-    fn serve(
-        &self,
-        node: &Node,
-        executor: Executor,
-        shutdown: &ShutdownToken,
-        teardown: &Teardown,
-    ) -> NodeExit {
-        let parameters = self;
-        teardown.stage("creating the gz-transport node and the topics");
-        let gz = match gz_node(&parameters.gz) {
-            Ok(gz) => gz,
-            Err(err) => {
-                tracing::error!("::Exception::cannot start gz-transport: {err}");
-                return NodeExit::Failure;
-            }
-        };
+    fn serve(&self, run: NodeRun<'_>, gz: gz_transport::Node) -> NodeExit {
+        let node = run.node;
+        run.teardown.stage("creating the topics");
         let counters = Arc::new(Counters::default());
         let mut entities = HashMap::new();
-        for name in &parameters.entity_names {
+        for name in &self.entity_names {
             let topic = format!("{name}/get/pose");
             match node.create_publisher::<PoseStamped>(topic.as_str().keep_last(1).reliable()) {
                 Ok(publisher) => {
@@ -174,16 +161,16 @@ impl ServerParameters for ObjectServerParameters {
         let reports = Arc::new(PoseReports {
             entities: Mutex::new(entities),
             clock: node.get_clock(),
-            min_interval: parameters.thread_sampling_time,
-            every_message: parameters.publish_unchanged_poses,
+            min_interval: self.thread_sampling_time,
+            every_message: self.publish_unchanged_poses,
             first_message: Mutex::new(None),
             missing_reported: Default::default(),
-            topic: parameters.get_pose_topic_name.clone(),
+            topic: self.get_pose_topic_name.clone(),
             counters: counters.clone(),
         });
         let r = reports.clone();
         let subscription = gz.subscribe_with(
-            &parameters.get_pose_topic_name,
+            &self.get_pose_topic_name,
             Delivery::Latest,
             move |poses: PoseV, _: &MessageInfo| r.take(&poses),
         );
@@ -192,7 +179,7 @@ impl ServerParameters for ObjectServerParameters {
             Err(err) => {
                 tracing::error!(
                     "::Exception::cannot subscribe to Gazebo's {}: {err}",
-                    parameters.get_pose_topic_name
+                    self.get_pose_topic_name
                 );
                 return NodeExit::Failure;
             }
@@ -200,7 +187,7 @@ impl ServerParameters for ObjectServerParameters {
 
         let outbox = Arc::new(Outbox::default());
         let mut subscriptions = Vec::new();
-        for name in &parameters.entity_names {
+        for name in &self.entity_names {
             let topic = format!("{name}/set/pose");
             let (entity, outbox, counters) = (name.clone(), outbox.clone(), counters.clone());
             let created = ListenerSubscription::<PoseStamped>::new(
@@ -229,25 +216,25 @@ impl ServerParameters for ObjectServerParameters {
         }
         tracing::info!(
             "::Serving {} entities ({}): poses from Gazebo's {}, set through {}.",
-            parameters.entity_names.len(),
-            parameters.entity_names.join(", "),
-            parameters.get_pose_topic_name,
-            parameters.set_pose_service_name
+            self.entity_names.len(),
+            self.entity_names.join(", "),
+            self.get_pose_topic_name,
+            self.set_pose_service_name
         );
 
-        let served = spin_until_shutdown(executor, shutdown, teardown, || {
+        let served = spin_until_shutdown(run.executor, run.shutdown, run.teardown, || {
             // Wake the sender on shutdown, which it waits for beside new poses.
             let outbox_waker = outbox.clone();
-            let _waker = shutdown.on_trigger(Arc::new(move || {
+            let _waker = run.shutdown.on_trigger(Arc::new(move || {
                 let _pending = outbox_waker.pending.lock();
                 outbox_waker.wake.notify_all();
             }));
-            send_poses(&gz, parameters, &outbox, &counters, shutdown);
+            send_poses(&gz, self, &outbox, &counters, run.shutdown);
         });
         if let Err(exit) = served {
             return exit;
         }
-        teardown.stage("destroying the topics");
+        run.teardown.stage("destroying the topics");
         drop(subscriptions);
         tracing::info!(
             "::Stopped: {} poses published, {} sent to Gazebo, {} refused here, {} refused by Gazebo.",
@@ -257,6 +244,10 @@ impl ServerParameters for ObjectServerParameters {
             counters.gazebo_refused.load(Ordering::Relaxed),
         );
         NodeExit::Stopped
+    }
+
+    fn gz(&self) -> &GzParameters {
+        &self.gz
     }
 }
 

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use futures::channel::oneshot;
 use gz_transport::msgs::{WorldControl, WorldReset};
 use parking_lot::Mutex;
-use rclrs::{Executor, Node, RclrsError};
+use rclrs::{Node, RclrsError};
 use ros_env::simulation_interfaces::msg::{Result as SimResult, SimulationState};
 use ros_env::simulation_interfaces::srv::{
     GetSimulationState, GetSimulationState_Response, ResetSimulation, ResetSimulation_Request,
@@ -36,9 +36,9 @@ use ros_env::std_srvs::srv::{Trigger, Trigger_Response};
 use sas_robot_driver_gazebo::ShutdownToken;
 
 use super::world::{clock_topic_of, Running, World};
-use super::{checked, gz_name, gz_node, positive_seconds, spin_until_shutdown, ServerParameters};
+use super::{checked, gz_name, positive_seconds, spin_until_shutdown, ServerParameters};
 use super::{DEFAULT_GAZEBO_TIMEOUT_SEC, DEFAULT_SERVER_SAMPLING_TIME_SEC};
-use crate::{GzParameters, NodeExit, ParameterError, ParameterReader, Teardown};
+use crate::{GzParameters, NodeExit, NodeRun, ParameterError, ParameterReader};
 
 /// The node's name unless remapped, as the original's launch file names it.
 pub const SIMULATOR_SERVER_NODE_NAME: &str = "sas_simulator_server_gazebo_node";
@@ -130,33 +130,19 @@ impl ServerParameters for SimulatorServerParameters {
         })
     }
 
-    fn serve(
-        &self,
-        node: &Node,
-        executor: Executor,
-        shutdown: &ShutdownToken,
-        teardown: &Teardown,
-    ) -> NodeExit {
-        let parameters = self;
-        teardown.stage("creating the gz-transport node and the services");
-        let gz = match gz_node(&parameters.gz) {
-            Ok(gz) => gz,
-            Err(err) => {
-                tracing::error!("::Exception::cannot start gz-transport: {err}");
-                return NodeExit::Failure;
-            }
-        };
+    fn serve(&self, run: NodeRun<'_>, gz: gz_transport::Node) -> NodeExit {
+        run.teardown.stage("creating the services");
         let server = Arc::new(SimulatorServer {
             world: World {
                 gz,
-                control: parameters.service_name.clone(),
-                clock: parameters.clock_topic_name.clone(),
-                timeout: parameters.gazebo_timeout,
+                control: self.service_name.clone(),
+                clock: self.clock_topic_name.clone(),
+                timeout: self.gazebo_timeout,
             },
             one_call: Mutex::new(()),
         });
-        let prefix = node.name();
-        let services = match create_services(node, &prefix, &server) {
+        let prefix = run.node.name();
+        let services = match create_services(run.node, &prefix, &server) {
             Ok(services) => services,
             Err((name, err)) => {
                 tracing::error!("::Exception::cannot create the service {name:?}: {err}");
@@ -167,19 +153,23 @@ impl ServerParameters for SimulatorServerParameters {
             "::Serving {prefix}/start_simulation and {prefix}/stop_simulation (and \
              step_simulation, reset_simulation, get_simulation_state, set_simulation_state) over \
              Gazebo's {}.",
-            parameters.service_name
+            self.service_name
         );
-        let started = spin_until_shutdown(executor, shutdown, teardown, || {
-            if parameters.autostart {
-                autostart(&server, shutdown);
+        let started = spin_until_shutdown(run.executor, run.shutdown, run.teardown, || {
+            if self.autostart {
+                autostart(&server, run.shutdown);
             }
         });
         if let Err(exit) = started {
             return exit;
         }
-        teardown.stage("destroying the services");
+        run.teardown.stage("destroying the services");
         drop(services);
         NodeExit::Stopped
+    }
+
+    fn gz(&self) -> &GzParameters {
+        &self.gz
     }
 }
 
