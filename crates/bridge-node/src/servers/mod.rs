@@ -161,3 +161,67 @@ fn gz_name(
         Ok(value)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::objects::ObjectServerParameters;
+    use super::simulator::SimulatorServerParameters;
+    use super::*;
+
+    fn names(rows: &[HelpRow]) -> Vec<&str> {
+        rows.iter().map(|row| row.name.as_str()).collect()
+    }
+
+    fn default_of<'a>(rows: &'a [HelpRow], name: &str) -> Option<&'a str> {
+        let row = rows.iter().find(|row| row.name == name);
+        row.unwrap_or_else(|| panic!("no row {name}"))
+            .default
+            .as_deref()
+    }
+
+    #[test]
+    fn a_servers_help_rows_are_its_declarations_in_order_with_their_defaults() {
+        let simulator = help_rows::<SimulatorServerParameters>();
+        assert_eq!(
+            names(&simulator),
+            [
+                "service_name",
+                "autostart",
+                "thread_sampling_time_sec",
+                "gazebo_timeout_sec",
+                "clock_topic_name",
+                "gz_msgs_prefix",
+                "gz_partition",
+                "use_sim_time",
+            ]
+        );
+        assert_eq!(default_of(&simulator, "service_name"), None, "mandatory");
+        assert_eq!(default_of(&simulator, "clock_topic_name"), Some("\"\""));
+        assert_eq!(
+            default_of(&simulator, "thread_sampling_time_sec"),
+            Some("0.01")
+        );
+
+        let objects = help_rows::<ObjectServerParameters>();
+        assert_eq!(
+            names(&objects),
+            [
+                "set_pose_service_name",
+                "get_pose_topic_name",
+                "entity_names",
+                "thread_sampling_time_sec",
+                "publish_unchanged_poses",
+                "gazebo_timeout_sec",
+                "gz_msgs_prefix",
+                "gz_partition",
+                "use_sim_time",
+            ]
+        );
+        assert_eq!(default_of(&objects, "entity_names"), None, "mandatory");
+        assert_eq!(default_of(&objects, "gazebo_timeout_sec"), Some("2.0"));
+        assert_eq!(
+            default_of(&objects, "publish_unchanged_poses"),
+            Some("false")
+        );
+    }
+}
