@@ -125,10 +125,9 @@ pub fn program_main(program: &Program, run: impl FnOnce(NodeRun<'_>) -> NodeExit
 
 /// ROS initialised from `args` (`--ros-args …`), a node named `default_node_name` unless
 /// remapped, `body` run on it (with its executor, `shutdown` and `teardown`), then the node
-/// and the context dropped in order. Every line
-/// logged meanwhile and after goes to the node's logger ([`LogRoute::keep`]; before the node
-/// exists, to a logger of the name it will have), so all of them are in the ROS console
-/// format. `program` starts the lines printed when ROS cannot start. The stop is bounded by
+/// and the context dropped in order. Every line logged meanwhile and after goes to the
+/// node's logger ([`LogRoute::keep`]; before the node exists, to a logger of the name it will
+/// have), so all of them are in the ROS console format. `program` starts the lines printed when ROS cannot start. The stop is bounded by
 /// `teardown` from the trigger of `shutdown` (or the end of `body`) on.
 ///
 /// [`LogRoute::keep`]: crate::LogRoute::keep
