@@ -168,8 +168,10 @@ mod tests {
     use super::simulator::SimulatorServerParameters;
     use super::*;
 
-    fn names(rows: &[HelpRow]) -> Vec<&str> {
-        rows.iter().map(|row| row.name.as_str()).collect()
+    /// The rows' names, one space between two.
+    fn names(rows: &[HelpRow]) -> String {
+        let names: Vec<&str> = rows.iter().map(|row| row.name.as_str()).collect();
+        names.join(" ")
     }
 
     fn default_of<'a>(rows: &'a [HelpRow], name: &str) -> Option<&'a str> {
@@ -184,16 +186,8 @@ mod tests {
         let simulator = help_rows::<SimulatorServerParameters>();
         assert_eq!(
             names(&simulator),
-            [
-                "service_name",
-                "autostart",
-                "thread_sampling_time_sec",
-                "gazebo_timeout_sec",
-                "clock_topic_name",
-                "gz_msgs_prefix",
-                "gz_partition",
-                "use_sim_time",
-            ]
+            "service_name autostart thread_sampling_time_sec gazebo_timeout_sec \
+             clock_topic_name gz_msgs_prefix gz_partition use_sim_time"
         );
         assert_eq!(default_of(&simulator, "service_name"), None, "mandatory");
         assert_eq!(default_of(&simulator, "clock_topic_name"), Some("\"\""));
@@ -205,17 +199,8 @@ mod tests {
         let objects = help_rows::<ObjectServerParameters>();
         assert_eq!(
             names(&objects),
-            [
-                "set_pose_service_name",
-                "get_pose_topic_name",
-                "entity_names",
-                "thread_sampling_time_sec",
-                "publish_unchanged_poses",
-                "gazebo_timeout_sec",
-                "gz_msgs_prefix",
-                "gz_partition",
-                "use_sim_time",
-            ]
+            "set_pose_service_name get_pose_topic_name entity_names thread_sampling_time_sec \
+             publish_unchanged_poses gazebo_timeout_sec gz_msgs_prefix gz_partition use_sim_time"
         );
         assert_eq!(default_of(&objects, "entity_names"), None, "mandatory");
         assert_eq!(default_of(&objects, "gazebo_timeout_sec"), Some("2.0"));
