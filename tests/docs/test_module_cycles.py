@@ -25,23 +25,24 @@ INLINE_PATH = re.compile(r'(?<![\w:])((?:crate|super|self)(?:::' + IDENT + r')+)
 def strip_comments(text):
     text = re.sub(r'/\*.*?\*/', '', text, flags=re.S)
     text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
-    text = re.sub(r'//[^\n]*', '', text)
-    return inline_modules_as_self(text)
+    return re.sub(r'//[^\n]*', '', text)
 
 
-def inline_modules_as_self(text):
-    """In an inline `mod tests { ... }`, `super::` is the file's own module: said as `self::`."""
-    out, at = [], 0
-    for m in re.finditer(r'\bmod\s+' + IDENT + r'\s*\{', text):
+def split_inline_modules(text):
+    """`text` without its inline `mod name { ... }` bodies, and those bodies by name: each is a
+    module of its own (a `mod tests` depends on its parent, not the parent on it)."""
+    outer, inline, at = [], [], 0
+    for m in re.finditer(r'\bmod\s+(' + IDENT + r')\s*\{', text):
         if m.start() < at:
             continue
         depth, end = 1, m.end()
         while end < len(text) and depth:
             depth += {'{': 1, '}': -1}.get(text[end], 0)
             end += 1
-        out += [text[at:m.end()], text[m.end():end].replace('super::', 'self::')]
+        outer.append(text[at:m.start()])
+        inline.append((m.group(1), text[m.end():end - 1]))
         at = end
-    return ''.join(out) + text[at:]
+    return ''.join(outer) + text[at:], inline
 
 
 def expand_use(tree):
@@ -92,16 +93,24 @@ class Crate:
                 self.load(root, src / root, root_file=True)
 
     def load(self, key, path, root_file=False, module=()):
-        text = strip_comments(path.read_text(encoding='utf-8'))
         module = (key,) if root_file else module
-        self.modules[module] = text
-        self.defs[module] = set(DEFINITION.findall(text)) | set(MOD_DECL.findall(text))
+        text = self.add(module, strip_comments(path.read_text(encoding='utf-8')))
         base = path.parent if root_file or path.name == 'mod.rs' else path.with_suffix('')
         for name in MOD_DECL.findall(text):
             for candidate in (base / f'{name}.rs', base / name / 'mod.rs'):
                 if candidate.exists():
                     self.load(key, candidate, module=module + (name,))
                     break
+
+    def add(self, module, text):
+        """Registers `module` and its inline modules; returns its own text."""
+        text, inline = split_inline_modules(text)
+        self.modules[module] = text
+        self.defs[module] = (set(DEFINITION.findall(text)) | set(MOD_DECL.findall(text))
+                             | {name for name, _ in inline})
+        for name, body in inline:
+            self.add(module + (name,), body)
+        return text
 
     def absolute(self, module, path):
         """A use path from `module` as an absolute module path list, or None (another crate)."""

@@ -184,11 +184,12 @@ def _help_value(python) -> str:
     return str(python)
 
 
-def check_help_against_node(world, program, node: str, mandatory: set[str]):
+def check_help_against_node(world, program, node: str, mandatory: set[str], exact=False):
     """Compares `program --help`'s parameter table with what the running `node` (started
     with only its `mandatory` parameters set) declared, read through its parameter services:
     every declared parameter has a row, every other row's default is its declared value,
-    and the mandatory ones are marked so."""
+    and the mandatory ones are marked so. With `exact`, every row is a declared parameter
+    too (a node that declares a parameter only under a condition is not exact)."""
     import re
     from rcl_interfaces.srv import GetParameters, ListParameters
     from rclpy.parameter import parameter_value_to_python
@@ -214,6 +215,8 @@ def check_help_against_node(world, program, node: str, mandatory: set[str]):
              for name, value in zip(names, values)}
     missing = sorted(set(shown) - set(rows))
     assert not missing, f'declared by {node}, absent from --help: {missing}\n{text}'
+    extra = sorted(set(rows) - set(shown)) if exact else []
+    assert not extra, f'in --help, not declared by {node}: {extra}\n{text}'
     wrong = {name: (rows[name], shown[name]) for name in shown
              if name not in mandatory and rows[name] != shown[name]}
     assert not wrong, f'--help default vs the default {node} declared: {wrong}'

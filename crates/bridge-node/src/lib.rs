@@ -66,7 +66,10 @@ pub use process::dds_profile::DdsProfile;
 pub use process::executor_thread::ExecutorThread;
 pub use process::log_route::{install_log_route, route_logs_to, LogRoute};
 pub use process::multi_robot::{MultiRobot, RobotLoop};
-pub use process::node_main::{node_binary_main, run_node, run_ros_node, serve_robot, NodeExit};
+pub use process::node_main::{run_bridge, run_node, serve_robot};
+pub use process::program::{
+    parameters_or_usage, program_main, run_ros_node, NodeExit, NodeRun, Program,
+};
 pub use process::ros_log::RosLogLayer;
 pub use process::stop_signals::{
     StopSignals, Teardown, PARENT_DEATH_SIGNAL, STOP_SIGNALS, STOP_WITH_PARENT_VARIABLE,

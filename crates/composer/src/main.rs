@@ -9,75 +9,40 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use bridge_node::{serve_robot, NodeExit, RobotDriverRos, RobotDriverRosConfiguration, Teardown};
-use clap::{CommandFactory, Parser};
+use bridge_node::{
+    parameters_or_usage, serve_robot, NodeExit, NodeRun, Program, RobotDriverRosConfiguration,
+};
 use composer::{ComposerParameters, RobotDriverClient};
-use rclrs::{Executor, Node};
-use sas_driver_contract::{
-    CompositePart, PartOwnership, RobotDriver, RobotDriverComposite, ShutdownToken,
+use sas_driver_contract::{CompositePart, PartOwnership, RobotDriver, RobotDriverComposite};
+
+const PROGRAM: Program = Program {
+    name: "sas_robot_driver_ros_composer_node",
+    // The original's, unless remapped.
+    node_name: "sas_robot_driver_ros_composer_node",
+    about: "Composes several robot drivers into one: subscribes to <name>/get/joint_states and \
+            get/joint_positions_min|max of each robot in robot_driver_client_names, publishes the \
+            concatenation under the node's name (<node>/get/joint_states, ...) and splits \
+            <node>/set/target_joint_positions into each robot's <name>/set/target_joint_positions",
+    parameters: composer::parameter_help_rows,
+    notes: "Example:\n  sas_robot_driver_ros_composer_node --ros-args -r __node:=longboy_sim \
+            --params-file config/longboy.yaml",
 };
 
-/// The node's name unless remapped (the original's).
-const NODE_NAME: &str = "sas_robot_driver_ros_composer_node";
-
-/// Composes several robot drivers into one: subscribes to <name>/get/joint_states and
-/// get/joint_positions_min|max of each robot in robot_driver_client_names, publishes the
-/// concatenation under the node's name (<node>/get/joint_states, ...) and splits
-/// <node>/set/target_joint_positions into each robot's <name>/set/target_joint_positions.
-#[derive(Parser)]
-#[command(version)]
-struct Cli {}
-
-/// What `--help` prints after the options: the parameter table, made by the declarations that
-/// read the parameters (no default here can be stale), then an example.
-fn after_help() -> String {
-    format!(
-        "Parameters (--ros-args --params-file FILE, or -p NAME:=VALUE):\n{}\n\
-         Example:\n  sas_robot_driver_ros_composer_node --ros-args -r __node:=longboy_sim \
-         --params-file config/longboy.yaml",
-        bridge_node::help_table(&composer::parameter_help_rows())
-    )
-}
-
 fn main() -> ExitCode {
-    bridge_node::node_binary_main(
-        NODE_NAME,
-        |own_args| {
-            Cli::command()
-                .after_help(after_help())
-                .get_matches_from(own_args);
-        },
-        |args, shutdown, teardown| {
-            bridge_node::run_ros_node(
-                args,
-                NODE_NAME,
-                NODE_NAME,
-                shutdown,
-                teardown,
-                |node, executor| compose(node, executor, shutdown, teardown),
-            )
-        },
-    )
+    bridge_node::program_main(&PROGRAM, compose)
 }
 
-fn compose(
-    node: &Node,
-    executor: Executor,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-) -> NodeExit {
+fn compose(run: NodeRun<'_>) -> NodeExit {
+    let node = run.node;
     tracing::info!("::Loading parameters from parameter server.");
-    teardown.stage("reading the parameters");
-    let parameters = match ComposerParameters::declare(node) {
+    run.teardown.stage("reading the parameters");
+    let parameters = match parameters_or_usage(ComposerParameters::declare(node)) {
         Ok(parameters) => parameters,
-        Err(err) => {
-            tracing::error!("::Exception::{err}");
-            return NodeExit::Usage;
-        }
+        Err(exit) => return exit,
     };
-    tracing::info!("::Parameters OK.");
 
-    teardown.stage("creating the robot driver clients and the topics");
+    run.teardown
+        .stage("creating the robot driver clients and the topics");
     let mut parts = Vec::with_capacity(parameters.robot_driver_client_names.len());
     for name in &parameters.robot_driver_client_names {
         match RobotDriverClient::new(
@@ -117,18 +82,10 @@ fn compose(
         parameters.robot_driver_client_names.join(" + "),
         configuration.robot_name
     );
-    let bridge =
-        match RobotDriverRos::new(node, Arc::new(composite), configuration, shutdown.clone()) {
-            Ok(bridge) => bridge,
-            Err(err) => {
-                tracing::error!("::Exception::{err}");
-                return NodeExit::Failure;
-            }
-        };
     serve_robot(
-        bridge,
-        executor,
-        teardown,
+        run,
+        Arc::new(composite),
+        configuration,
         "destroying the composite's topics and clients",
     )
 }

@@ -1,6 +1,7 @@
 //! The original package's two other programs, on the same process shell as the robot driver
-//! ([`run_ros_node`](crate::run_ros_node): the same command line, logs, stop signals and
-//! bounded stop):
+//! ([`program_main`](crate::program_main): the same command line, logs, stop signals and
+//! bounded stop), each a [`Program`](crate::Program) whose `--help` table is made by the
+//! declarations that read its parameters:
 //!
 //! * [`simulator`]: `sas_simulator_server_gazebo_node`, SmartArmStack's simulator-server
 //!   surface (`<node>/start_simulation`, `<node>/stop_simulation`, `std_srvs/Trigger`) over
@@ -21,11 +22,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gz_transport::NodeOptions;
-use rclrs::{Executor, Node};
+use rclrs::Executor;
 use sas_robot_driver_gazebo::ShutdownToken;
 
+use crate::process::program::{parameters_or_usage, while_spinning};
 use crate::{
-    run_ros_node, ExecutorThread, GzParameters, NodeExit, ParameterError, ParameterReader, Teardown,
+    use_sim_time_row, GzParameters, HelpRow, NodeExit, NodeRun, ParameterError, ParameterReader,
+    Teardown,
 };
 
 /// `thread_sampling_time_sec` of both servers unless set (the original's 100 Hz).
@@ -33,36 +36,67 @@ pub const DEFAULT_SERVER_SAMPLING_TIME_SEC: f64 = 0.01;
 /// How long a Gazebo service call may take unless `gazebo_timeout_sec` says otherwise.
 pub const DEFAULT_GAZEBO_TIMEOUT_SEC: f64 = 2.0;
 
-/// A server node until `shutdown`: ROS and the node as the driver's ([`run_ros_node`]), its
-/// parameters read by `declare` (a bad one is a usage error), then `serve` with them.
-fn run_server<P>(
-    args: Vec<String>,
-    default_node_name: &str,
-    program: &str,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-    declare: fn(&Node) -> Result<P, ParameterError>,
-    serve: fn(&Node, Executor, &P, &ShutdownToken, &Teardown) -> NodeExit,
-) -> NodeExit {
-    run_ros_node(
-        args,
-        default_node_name,
-        program,
-        shutdown,
-        teardown,
-        |node, executor| {
-            teardown.stage("reading the parameters");
-            let parameters = match declare(node) {
-                Ok(parameters) => parameters,
-                Err(err) => {
-                    tracing::error!("::Exception::{err}");
-                    return NodeExit::Usage;
-                }
-            };
-            tracing::info!("::Parameters OK.");
-            serve(node, executor, &parameters, shutdown, teardown)
-        },
-    )
+/// A server's parameters, and the server's work with them: with its `--help` text, all a
+/// server program is ([`run_server`] and [`help_rows`] make the rest).
+pub trait ServerParameters: Sized {
+    /// Declares and reads the parameters with `reader`: on the node (which keeps them
+    /// declared as long as the reader's declarations live), or for `--help`.
+    ///
+    /// # Errors
+    /// A parameter missing, mistyped or invalid, by name.
+    fn declare(reader: &mut ParameterReader<'_>) -> Result<Self, ParameterError>;
+
+    /// The server's work on its node with these parameters and `gz`, its gz-transport node,
+    /// until the stop.
+    fn serve(&self, run: NodeRun<'_>, gz: gz_transport::Node) -> NodeExit;
+
+    /// `gz_msgs_prefix` and `gz_partition`: the settings of the server's gz-transport node.
+    fn gz(&self) -> &GzParameters;
+}
+
+/// The work of the server of parameters `P` on its node until the stop: its parameters read
+/// (a bad one is a usage error) and kept declared meanwhile, its gz-transport node started,
+/// then [`ServerParameters::serve`].
+pub fn run_server<P: ServerParameters>(run: NodeRun<'_>) -> NodeExit {
+    run.teardown.stage("reading the parameters");
+    let mut reader = ParameterReader::new(run.node);
+    let parameters = match parameters_or_usage(P::declare(&mut reader)) {
+        Ok(parameters) => parameters,
+        Err(exit) => return exit,
+    };
+    let _declared = reader.into_declared();
+    run.teardown.stage("creating the gz-transport node");
+    let gz = match gz_node(parameters.gz()) {
+        Ok(gz) => gz,
+        Err(exit) => return exit,
+    };
+    parameters.serve(run, gz)
+}
+
+/// The parameters of the server of parameters `P` as its `--help` lists them: recorded by
+/// [`ServerParameters::declare`] itself, with `use_sim_time`, which the node declares too.
+pub fn help_rows<P: ServerParameters>() -> Vec<HelpRow> {
+    let mut reader = ParameterReader::for_help();
+    // Without a node nothing fails: every value is a default, and no check runs.
+    P::declare(&mut reader).expect("a help reader fails nothing");
+    let mut rows = reader.help_rows().to_vec();
+    rows.push(use_sim_time_row());
+    rows
+}
+
+/// `value`, just declared as parameter `name`, through `check` (which says what is wrong with
+/// it, or makes of it what the server uses). A help reader's values are stand-ins (a
+/// mandatory parameter's is empty), not given ones: they pass unchecked.
+fn checked<T>(
+    reader: &ParameterReader<'_>,
+    name: &str,
+    value: T,
+    check: impl FnOnce(T) -> Result<T, String>,
+) -> Result<T, ParameterError> {
+    if reader.is_for_help() {
+        return Ok(value);
+    }
+    check(value).map_err(|problem| reader.invalid(name, problem))
 }
 
 /// Spins `executor` on its own thread until `shutdown`, then stops it (the servers' callbacks
@@ -73,30 +107,23 @@ fn spin_until_shutdown(
     teardown: &Teardown,
     meanwhile: impl FnOnce(),
 ) -> Result<(), NodeExit> {
-    let spinner = match ExecutorThread::spawn(executor) {
-        Ok(spinner) => spinner,
-        Err(err) => {
-            tracing::error!("::Exception::{err}");
-            return Err(NodeExit::Failure);
-        }
-    };
-    teardown.stage("serving (until stopped)");
-    meanwhile();
-    shutdown.wait_timeout(Duration::MAX);
-    teardown.begin();
-    teardown.stage("stopping the ROS executor");
-    for err in spinner.stop() {
-        tracing::error!("::The ROS executor reported: {err}");
-    }
-    Ok(())
+    while_spinning(executor, teardown, "serving (until stopped)", || {
+        meanwhile();
+        shutdown.wait_timeout(Duration::MAX);
+    })
 }
 
-/// A gz-transport node for a server, with the node's `gz_msgs_prefix` and `gz_partition`.
-fn gz_node(gz: &GzParameters) -> Result<gz_transport::Node, gz_transport::Error> {
+/// A gz-transport node for a server, with the node's `gz_msgs_prefix` and `gz_partition`;
+/// if it cannot start, the server's end (logged).
+fn gz_node(gz: &GzParameters) -> Result<gz_transport::Node, NodeExit> {
     gz_transport::Node::with_options(NodeOptions {
         partition: gz.partition.clone(),
         msgs_prefix: gz.msgs_prefix,
         ..NodeOptions::default()
+    })
+    .map_err(|err| {
+        tracing::error!("::Exception::cannot start gz-transport: {err}");
+        NodeExit::Failure
     })
 }
 
@@ -108,12 +135,12 @@ fn positive_seconds(
     default: f64,
 ) -> Result<Duration, ParameterError> {
     let value = reader.optional::<f64>(name, "a number of seconds > 0", description, default)?;
-    if !(value.is_finite() && value > 0.0 && value <= 3600.0) {
-        return Err(reader.invalid(
-            name,
-            format!("{value} is not a number of seconds in (0, 3600]"),
-        ));
-    }
+    let value = checked(reader, name, value, |value| {
+        if !(value.is_finite() && value > 0.0 && value <= 3600.0) {
+            return Err(format!("{value} is not a number of seconds in (0, 3600]"));
+        }
+        Ok(value)
+    })?;
     Ok(Duration::from_secs_f64(value))
 }
 
@@ -125,11 +152,61 @@ fn gz_name(
     description: &'static str,
 ) -> Result<String, ParameterError> {
     let value = reader.mandatory::<Arc<str>>(name, expected, description)?;
-    if !value.starts_with('/') || value.len() < 2 || value.chars().any(char::is_whitespace) {
-        return Err(reader.invalid(
-            name,
-            format!("{value:?} is not a Gazebo name: it must start with '/' and hold no spaces"),
-        ));
+    checked(reader, name, value.to_string(), |value| {
+        if !value.starts_with('/') || value.len() < 2 || value.chars().any(char::is_whitespace) {
+            return Err(format!(
+                "{value:?} is not a Gazebo name: it must start with '/' and hold no spaces"
+            ));
+        }
+        Ok(value)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::objects::ObjectServerParameters;
+    use super::simulator::SimulatorServerParameters;
+    use super::*;
+
+    /// The rows' names, one space between two.
+    fn names(rows: &[HelpRow]) -> String {
+        let names: Vec<&str> = rows.iter().map(|row| row.name.as_str()).collect();
+        names.join(" ")
     }
-    Ok(value.to_string())
+
+    fn default_of<'a>(rows: &'a [HelpRow], name: &str) -> Option<&'a str> {
+        let row = rows.iter().find(|row| row.name == name);
+        row.unwrap_or_else(|| panic!("no row {name}"))
+            .default
+            .as_deref()
+    }
+
+    #[test]
+    fn a_servers_help_rows_are_its_declarations_in_order_with_their_defaults() {
+        let simulator = help_rows::<SimulatorServerParameters>();
+        assert_eq!(
+            names(&simulator),
+            "service_name autostart thread_sampling_time_sec gazebo_timeout_sec \
+             clock_topic_name gz_msgs_prefix gz_partition use_sim_time"
+        );
+        assert_eq!(default_of(&simulator, "service_name"), None, "mandatory");
+        assert_eq!(default_of(&simulator, "clock_topic_name"), Some("\"\""));
+        assert_eq!(
+            default_of(&simulator, "thread_sampling_time_sec"),
+            Some("0.01")
+        );
+
+        let objects = help_rows::<ObjectServerParameters>();
+        assert_eq!(
+            names(&objects),
+            "set_pose_service_name get_pose_topic_name entity_names thread_sampling_time_sec \
+             publish_unchanged_poses gazebo_timeout_sec gz_msgs_prefix gz_partition use_sim_time"
+        );
+        assert_eq!(default_of(&objects, "entity_names"), None, "mandatory");
+        assert_eq!(default_of(&objects, "gazebo_timeout_sec"), Some("2.0"));
+        assert_eq!(
+            default_of(&objects, "publish_unchanged_poses"),
+            Some("false")
+        );
+    }
 }

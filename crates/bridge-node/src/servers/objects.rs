@@ -24,18 +24,15 @@ use gz_transport::msgs::{Boolean, Pose as GzPose, PoseV, Quaternion as GzQuatern
 use gz_transport::{Delivery, MessageInfo, ServiceError};
 use listener_subscription::{ListenerSubscription, TakenInfo};
 use parking_lot::{Condvar, Mutex};
-use rclrs::{Clock, Executor, IntoPrimitiveOptions, Node, Publisher};
+use rclrs::{Clock, IntoPrimitiveOptions, Publisher};
 use ros_env::builtin_interfaces::msg::Time;
 use ros_env::geometry_msgs::msg::{Point, Pose, PoseStamped, Quaternion};
 use ros_env::std_msgs::msg::Header;
 use sas_robot_driver_gazebo::ShutdownToken;
 
-use super::{gz_name, gz_node, positive_seconds, run_server, spin_until_shutdown};
+use super::{checked, gz_name, positive_seconds, spin_until_shutdown, ServerParameters};
 use super::{DEFAULT_GAZEBO_TIMEOUT_SEC, DEFAULT_SERVER_SAMPLING_TIME_SEC};
-use crate::{
-    DeclaredParameters, GzParameters, NodeExit, ParameterError, ParameterReader, Teardown,
-    DEFAULT_HEARTBEAT,
-};
+use crate::{GzParameters, NodeExit, NodeRun, ParameterError, ParameterReader, DEFAULT_HEARTBEAT};
 
 /// The node's name unless remapped, as the original's launch file names it.
 pub const OBJECT_SERVER_NODE_NAME: &str = "sas_object_server_gazebo_node";
@@ -64,53 +61,50 @@ pub struct ObjectServerParameters {
     pub gazebo_timeout: Duration,
     /// `gz_msgs_prefix`, `gz_partition`.
     pub gz: GzParameters,
-    _declared: DeclaredParameters,
 }
 
-impl ObjectServerParameters {
-    /// Declares and reads the parameters of `node`.
-    ///
-    /// # Errors
-    /// A parameter missing, mistyped or invalid, by name.
-    pub fn declare(node: &Node) -> Result<Self, ParameterError> {
-        let mut reader = ParameterReader::new(node);
+impl ServerParameters for ObjectServerParameters {
+    fn declare(reader: &mut ParameterReader<'_>) -> Result<Self, ParameterError> {
         let set_pose_service_name = gz_name(
-            &mut reader,
+            reader,
             "set_pose_service_name",
             "a string, Gazebo's set_pose service, e.g. \"/world/ur3e_world/set_pose\"",
-            "Gazebo's set_pose service (Pose -> Boolean)",
+            "Gazebo's set_pose service (Pose -> Boolean), e.g. /world/ur3e_world/set_pose",
         )?;
         let get_pose_topic_name = gz_name(
-            &mut reader,
+            reader,
             "get_pose_topic_name",
             "a string, a Pose_V topic, e.g. \"/world/ur3e_world/pose/info\"",
-            "the Gazebo topic (Pose_V) with the entities' world poses",
+            "the Gazebo topic (Pose_V) with the entities' world poses, e.g. \
+                 /world/ur3e_world/pose/info",
         )?;
         let entity_names: Vec<String> = reader
             .mandatory::<Arc<[Arc<str>]>>(
                 "entity_names",
                 "a list of strings, e.g. [\"frame_x\", \"frame_xd\"]",
-                "the Gazebo entities (models) whose poses are served",
+                "the Gazebo entities (models) whose poses are served, e.g. [frame_x, frame_xd]",
             )?
             .iter()
             .map(|name| name.to_string())
             .collect();
-        if entity_names.is_empty() {
-            return Err(reader.invalid("entity_names", "the list is empty".into()));
-        }
-        for (k, name) in entity_names.iter().enumerate() {
-            if name.is_empty() || name.contains(char::is_whitespace) {
-                return Err(reader.invalid(
-                    "entity_names",
-                    format!("{name:?} is not an entity name (empty or with spaces)"),
-                ));
+        let entity_names = checked(reader, "entity_names", entity_names, |names| {
+            if names.is_empty() {
+                return Err("the list is empty".into());
             }
-            if entity_names[..k].contains(name) {
-                return Err(reader.invalid("entity_names", format!("{name:?} is named twice")));
+            for (k, name) in names.iter().enumerate() {
+                if name.is_empty() || name.contains(char::is_whitespace) {
+                    return Err(format!(
+                        "{name:?} is not an entity name (empty or with spaces)"
+                    ));
+                }
+                if names[..k].contains(name) {
+                    return Err(format!("{name:?} is named twice"));
+                }
             }
-        }
+            Ok(names)
+        })?;
         let thread_sampling_time = positive_seconds(
-            &mut reader,
+            reader,
             "thread_sampling_time_sec",
             "the shortest interval between two published poses of an entity",
             DEFAULT_SERVER_SAMPLING_TIME_SEC,
@@ -118,16 +112,17 @@ impl ObjectServerParameters {
         let publish_unchanged_poses = reader.optional::<bool>(
             "publish_unchanged_poses",
             "true or false",
-            "publish every pose Gazebo reports, changed or not (the original's behaviour)",
+            "true: every pose Gazebo reports, changed or not (the original's behaviour); false: \
+             the changes, and an unchanged pose once a second",
             false,
         )?;
         let gazebo_timeout = positive_seconds(
-            &mut reader,
+            reader,
             "gazebo_timeout_sec",
             "how long a call of Gazebo's set_pose service may take",
             DEFAULT_GAZEBO_TIMEOUT_SEC,
         )?;
-        let gz = GzParameters::declare(&mut reader)?;
+        let gz = GzParameters::declare(reader)?;
         Ok(ObjectServerParameters {
             set_pose_service_name,
             get_pose_topic_name,
@@ -136,28 +131,124 @@ impl ObjectServerParameters {
             publish_unchanged_poses,
             gazebo_timeout,
             gz,
-            _declared: reader.into_declared(),
         })
     }
-}
 
-/// Runs the object server until `shutdown`: see the module doc.
-pub fn run_object_server(
-    args: Vec<String>,
-    default_node_name: &str,
-    program: &str,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-) -> NodeExit {
-    run_server(
-        args,
-        default_node_name,
-        program,
-        shutdown,
-        teardown,
-        ObjectServerParameters::declare,
-        serve,
-    )
+    fn serve(&self, run: NodeRun<'_>, gz: gz_transport::Node) -> NodeExit {
+        let node = run.node;
+        run.teardown.stage("creating the topics");
+        let counters = Arc::new(Counters::default());
+        let mut entities = HashMap::new();
+        for name in &self.entity_names {
+            let topic = format!("{name}/get/pose");
+            match node.create_publisher::<PoseStamped>(topic.as_str().keep_last(1).reliable()) {
+                Ok(publisher) => {
+                    entities.insert(
+                        name.clone(),
+                        Reported {
+                            publisher,
+                            last: None,
+                            seen: false,
+                        },
+                    );
+                }
+                Err(err) => {
+                    tracing::error!("::Exception::cannot create the publisher {topic:?}: {err}");
+                    return NodeExit::Failure;
+                }
+            }
+        }
+        let reports = Arc::new(PoseReports {
+            entities: Mutex::new(entities),
+            clock: node.get_clock(),
+            min_interval: self.thread_sampling_time,
+            every_message: self.publish_unchanged_poses,
+            first_message: Mutex::new(None),
+            missing_reported: Default::default(),
+            topic: self.get_pose_topic_name.clone(),
+            counters: counters.clone(),
+        });
+        let r = reports.clone();
+        let subscription = gz.subscribe_with(
+            &self.get_pose_topic_name,
+            Delivery::Latest,
+            move |poses: PoseV, _: &MessageInfo| r.take(&poses),
+        );
+        let _subscription = match subscription {
+            Ok(s) => s,
+            Err(err) => {
+                tracing::error!(
+                    "::Exception::cannot subscribe to Gazebo's {}: {err}",
+                    self.get_pose_topic_name
+                );
+                return NodeExit::Failure;
+            }
+        };
+
+        let outbox = Arc::new(Outbox::default());
+        let mut subscriptions = Vec::new();
+        for name in &self.entity_names {
+            let topic = format!("{name}/set/pose");
+            let (entity, outbox, counters) = (name.clone(), outbox.clone(), counters.clone());
+            let created = ListenerSubscription::<PoseStamped>::new(
+                node,
+                &topic,
+                1,
+                move |message: PoseStamped, _: TakenInfo<'_>| match gz_pose(&entity, &message.pose)
+                {
+                    Ok(pose) => {
+                        outbox.pending.lock().insert(entity.clone(), pose);
+                        outbox.wake.notify_one();
+                    }
+                    Err(why) => {
+                        bump(&counters.poses_refused);
+                        tracing::warn!("::{entity}/set/pose: refused a pose: {why}.");
+                    }
+                },
+            );
+            match created {
+                Ok(s) => subscriptions.push(s),
+                Err(err) => {
+                    tracing::error!("::Exception::cannot subscribe to {topic:?}: {err}");
+                    return NodeExit::Failure;
+                }
+            }
+        }
+        tracing::info!(
+            "::Serving {} entities ({}): poses from Gazebo's {}, set through {}.",
+            self.entity_names.len(),
+            self.entity_names.join(", "),
+            self.get_pose_topic_name,
+            self.set_pose_service_name
+        );
+
+        let served = spin_until_shutdown(run.executor, run.shutdown, run.teardown, || {
+            // Wake the sender on shutdown, which it waits for beside new poses.
+            let outbox_waker = outbox.clone();
+            let _waker = run.shutdown.on_trigger(Arc::new(move || {
+                let _pending = outbox_waker.pending.lock();
+                outbox_waker.wake.notify_all();
+            }));
+            send_poses(&gz, self, &outbox, &counters, run.shutdown);
+        });
+        if let Err(exit) = served {
+            return exit;
+        }
+        run.teardown.stage("destroying the topics");
+        drop(subscriptions);
+        tracing::info!(
+            "::Stopped: {} poses published, {} sent to Gazebo, {} refused here, {} refused by Gazebo.",
+            counters.poses_published.load(Ordering::Relaxed),
+            counters.poses_sent.load(Ordering::Relaxed),
+            counters.poses_refused.load(Ordering::Relaxed),
+            counters.gazebo_refused.load(Ordering::Relaxed),
+        );
+        NodeExit::Stopped
+    }
+
+    fn gz(&self) -> &GzParameters {
+        &self.gz
+    }
 }
 
 /// Counters of what the node did, logged when it stops.
@@ -271,129 +362,6 @@ impl PoseReports {
 struct Outbox {
     pending: Mutex<HashMap<String, GzPose>>,
     wake: Condvar,
-}
-
-fn serve(
-    node: &Node,
-    executor: Executor,
-    parameters: &ObjectServerParameters,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-) -> NodeExit {
-    teardown.stage("creating the gz-transport node and the topics");
-    let gz = match gz_node(&parameters.gz) {
-        Ok(gz) => gz,
-        Err(err) => {
-            tracing::error!("::Exception::cannot start gz-transport: {err}");
-            return NodeExit::Failure;
-        }
-    };
-    let counters = Arc::new(Counters::default());
-    let mut entities = HashMap::new();
-    for name in &parameters.entity_names {
-        let topic = format!("{name}/get/pose");
-        match node.create_publisher::<PoseStamped>(topic.as_str().keep_last(1).reliable()) {
-            Ok(publisher) => {
-                entities.insert(
-                    name.clone(),
-                    Reported {
-                        publisher,
-                        last: None,
-                        seen: false,
-                    },
-                );
-            }
-            Err(err) => {
-                tracing::error!("::Exception::cannot create the publisher {topic:?}: {err}");
-                return NodeExit::Failure;
-            }
-        }
-    }
-    let reports = Arc::new(PoseReports {
-        entities: Mutex::new(entities),
-        clock: node.get_clock(),
-        min_interval: parameters.thread_sampling_time,
-        every_message: parameters.publish_unchanged_poses,
-        first_message: Mutex::new(None),
-        missing_reported: Default::default(),
-        topic: parameters.get_pose_topic_name.clone(),
-        counters: counters.clone(),
-    });
-    let r = reports.clone();
-    let subscription = gz.subscribe_with(
-        &parameters.get_pose_topic_name,
-        Delivery::Latest,
-        move |poses: PoseV, _: &MessageInfo| r.take(&poses),
-    );
-    let _subscription = match subscription {
-        Ok(s) => s,
-        Err(err) => {
-            tracing::error!(
-                "::Exception::cannot subscribe to Gazebo's {}: {err}",
-                parameters.get_pose_topic_name
-            );
-            return NodeExit::Failure;
-        }
-    };
-
-    let outbox = Arc::new(Outbox::default());
-    let mut subscriptions = Vec::new();
-    for name in &parameters.entity_names {
-        let topic = format!("{name}/set/pose");
-        let (entity, outbox, counters) = (name.clone(), outbox.clone(), counters.clone());
-        let created = ListenerSubscription::<PoseStamped>::new(
-            node,
-            &topic,
-            1,
-            move |message: PoseStamped, _: TakenInfo<'_>| match gz_pose(&entity, &message.pose) {
-                Ok(pose) => {
-                    outbox.pending.lock().insert(entity.clone(), pose);
-                    outbox.wake.notify_one();
-                }
-                Err(why) => {
-                    bump(&counters.poses_refused);
-                    tracing::warn!("::{entity}/set/pose: refused a pose: {why}.");
-                }
-            },
-        );
-        match created {
-            Ok(s) => subscriptions.push(s),
-            Err(err) => {
-                tracing::error!("::Exception::cannot subscribe to {topic:?}: {err}");
-                return NodeExit::Failure;
-            }
-        }
-    }
-    tracing::info!(
-        "::Serving {} entities ({}): poses from Gazebo's {}, set through {}.",
-        parameters.entity_names.len(),
-        parameters.entity_names.join(", "),
-        parameters.get_pose_topic_name,
-        parameters.set_pose_service_name
-    );
-
-    let served = spin_until_shutdown(executor, shutdown, teardown, || {
-        // Wake the sender on shutdown, which it waits for beside new poses.
-        let outbox_waker = outbox.clone();
-        let _waker = shutdown.on_trigger(Arc::new(move || {
-            let _pending = outbox_waker.pending.lock();
-            outbox_waker.wake.notify_all();
-        }));
-        send_poses(&gz, parameters, &outbox, &counters, shutdown);
-    });
-    if let Err(exit) = served {
-        return exit;
-    }
-    teardown.stage("destroying the topics");
-    drop(subscriptions);
-    tracing::info!(
-        "::Stopped: {} poses published, {} sent to Gazebo, {} refused here, {} refused by Gazebo.",
-        counters.poses_published.load(Ordering::Relaxed),
-        counters.poses_sent.load(Ordering::Relaxed),
-        counters.poses_refused.load(Ordering::Relaxed),
-        counters.gazebo_refused.load(Ordering::Relaxed),
-    );
-    NodeExit::Stopped
 }
 
 /// Sends the newest pending pose of each entity to Gazebo's `set_pose`, until `shutdown`.

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use futures::channel::oneshot;
 use gz_transport::msgs::{WorldControl, WorldReset};
 use parking_lot::Mutex;
-use rclrs::{Executor, Node, RclrsError};
+use rclrs::{Node, RclrsError};
 use ros_env::simulation_interfaces::msg::{Result as SimResult, SimulationState};
 use ros_env::simulation_interfaces::srv::{
     GetSimulationState, GetSimulationState_Response, ResetSimulation, ResetSimulation_Request,
@@ -36,11 +36,9 @@ use ros_env::std_srvs::srv::{Trigger, Trigger_Response};
 use sas_robot_driver_gazebo::ShutdownToken;
 
 use super::world::{clock_topic_of, Running, World};
-use super::{gz_name, gz_node, positive_seconds, run_server, spin_until_shutdown};
+use super::{checked, gz_name, positive_seconds, spin_until_shutdown, ServerParameters};
 use super::{DEFAULT_GAZEBO_TIMEOUT_SEC, DEFAULT_SERVER_SAMPLING_TIME_SEC};
-use crate::{
-    DeclaredParameters, GzParameters, NodeExit, ParameterError, ParameterReader, Teardown,
-};
+use crate::{GzParameters, NodeExit, NodeRun, ParameterError, ParameterReader};
 
 /// The node's name unless remapped, as the original's launch file names it.
 pub const SIMULATOR_SERVER_NODE_NAME: &str = "sas_simulator_server_gazebo_node";
@@ -64,21 +62,16 @@ pub struct SimulatorServerParameters {
     pub clock_topic_name: String,
     /// `gz_msgs_prefix`, `gz_partition`.
     pub gz: GzParameters,
-    _declared: DeclaredParameters,
 }
 
-impl SimulatorServerParameters {
-    /// Declares and reads the parameters of `node`.
-    ///
-    /// # Errors
-    /// A parameter missing, mistyped or invalid, by name.
-    pub fn declare(node: &Node) -> Result<Self, ParameterError> {
-        let mut reader = ParameterReader::new(node);
+impl ServerParameters for SimulatorServerParameters {
+    fn declare(reader: &mut ParameterReader<'_>) -> Result<Self, ParameterError> {
         let service_name = gz_name(
-            &mut reader,
+            reader,
             "service_name",
             "a string, Gazebo's world control service, e.g. \"/world/ur3e_world/control\"",
-            "Gazebo's world control service (WorldControl -> Boolean)",
+            "Gazebo's world control service (WorldControl -> Boolean), e.g. \
+             /world/ur3e_world/control",
         )?;
         let autostart = reader.optional::<bool>(
             "autostart",
@@ -87,42 +80,46 @@ impl SimulatorServerParameters {
             true,
         )?;
         let thread_sampling_time = positive_seconds(
-            &mut reader,
+            reader,
             "thread_sampling_time_sec",
             "the original's loop period (this node waits on events and has no loop)",
             DEFAULT_SERVER_SAMPLING_TIME_SEC,
         )?;
         let gazebo_timeout = positive_seconds(
-            &mut reader,
+            reader,
             "gazebo_timeout_sec",
-            "how long a call of Gazebo's world control service may take",
+            "how long a call of Gazebo's world control service may take (then success: false)",
             DEFAULT_GAZEBO_TIMEOUT_SEC,
         )?;
         let clock_topic_name = reader.optional::<Arc<str>>(
             "clock_topic_name",
             "a string, a Clock topic (empty: /world/<world>/clock of service_name)",
-            "the world's clock, read to tell a running world from a paused one and a step's end",
+            "the world's clock (empty: /world/<world>/clock of service_name), read to tell a \
+             running world from a paused one and a step's end",
             "".into(),
         )?;
-        let clock_topic_name = if clock_topic_name.is_empty() {
-            clock_topic_of(&service_name).ok_or_else(|| {
-                reader.invalid(
-                    "clock_topic_name",
-                    format!(
-                        "service_name {service_name:?} is not /world/<world>/control: name the \
-                         world's clock topic"
-                    ),
-                )
-            })?
-        } else if clock_topic_name.starts_with('/') {
-            clock_topic_name.to_string()
-        } else {
-            return Err(reader.invalid(
-                "clock_topic_name",
-                format!("{clock_topic_name:?} is not a Gazebo topic (it must start with '/')"),
-            ));
-        };
-        let gz = GzParameters::declare(&mut reader)?;
+        let clock_topic_name = checked(
+            reader,
+            "clock_topic_name",
+            clock_topic_name.to_string(),
+            |topic| {
+                if topic.is_empty() {
+                    clock_topic_of(&service_name).ok_or_else(|| {
+                        format!(
+                            "service_name {service_name:?} is not /world/<world>/control: name \
+                             the world's clock topic"
+                        )
+                    })
+                } else if topic.starts_with('/') {
+                    Ok(topic)
+                } else {
+                    Err(format!(
+                        "{topic:?} is not a Gazebo topic (it must start with '/')"
+                    ))
+                }
+            },
+        )?;
+        let gz = GzParameters::declare(reader)?;
         Ok(SimulatorServerParameters {
             service_name,
             autostart,
@@ -130,79 +127,50 @@ impl SimulatorServerParameters {
             gazebo_timeout,
             clock_topic_name,
             gz,
-            _declared: reader.into_declared(),
         })
     }
-}
 
-/// Runs the simulator server until `shutdown`: see the module doc.
-pub fn run_simulator_server(
-    args: Vec<String>,
-    default_node_name: &str,
-    program: &str,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-) -> NodeExit {
-    run_server(
-        args,
-        default_node_name,
-        program,
-        shutdown,
-        teardown,
-        SimulatorServerParameters::declare,
-        serve,
-    )
-}
-
-fn serve(
-    node: &Node,
-    executor: Executor,
-    parameters: &SimulatorServerParameters,
-    shutdown: &ShutdownToken,
-    teardown: &Teardown,
-) -> NodeExit {
-    teardown.stage("creating the gz-transport node and the services");
-    let gz = match gz_node(&parameters.gz) {
-        Ok(gz) => gz,
-        Err(err) => {
-            tracing::error!("::Exception::cannot start gz-transport: {err}");
-            return NodeExit::Failure;
+    fn serve(&self, run: NodeRun<'_>, gz: gz_transport::Node) -> NodeExit {
+        run.teardown.stage("creating the services");
+        let server = Arc::new(SimulatorServer {
+            world: World {
+                gz,
+                control: self.service_name.clone(),
+                clock: self.clock_topic_name.clone(),
+                timeout: self.gazebo_timeout,
+            },
+            one_call: Mutex::new(()),
+        });
+        let prefix = run.node.name();
+        let services = match create_services(run.node, &prefix, &server) {
+            Ok(services) => services,
+            Err((name, err)) => {
+                tracing::error!("::Exception::cannot create the service {name:?}: {err}");
+                return NodeExit::Failure;
+            }
+        };
+        tracing::info!(
+            "::Serving {prefix}/start_simulation and {prefix}/stop_simulation (and \
+             step_simulation, reset_simulation, get_simulation_state, set_simulation_state) over \
+             Gazebo's {}.",
+            self.service_name
+        );
+        let started = spin_until_shutdown(run.executor, run.shutdown, run.teardown, || {
+            if self.autostart {
+                autostart(&server, run.shutdown);
+            }
+        });
+        if let Err(exit) = started {
+            return exit;
         }
-    };
-    let server = Arc::new(SimulatorServer {
-        world: World {
-            gz,
-            control: parameters.service_name.clone(),
-            clock: parameters.clock_topic_name.clone(),
-            timeout: parameters.gazebo_timeout,
-        },
-        one_call: Mutex::new(()),
-    });
-    let prefix = node.name();
-    let services = match create_services(node, &prefix, &server) {
-        Ok(services) => services,
-        Err((name, err)) => {
-            tracing::error!("::Exception::cannot create the service {name:?}: {err}");
-            return NodeExit::Failure;
-        }
-    };
-    tracing::info!(
-        "::Serving {prefix}/start_simulation and {prefix}/stop_simulation (and \
-         step_simulation, reset_simulation, get_simulation_state, set_simulation_state) over \
-         Gazebo's {}.",
-        parameters.service_name
-    );
-    let started = spin_until_shutdown(executor, shutdown, teardown, || {
-        if parameters.autostart {
-            autostart(&server, shutdown);
-        }
-    });
-    if let Err(exit) = started {
-        return exit;
+        run.teardown.stage("destroying the services");
+        drop(services);
+        NodeExit::Stopped
     }
-    teardown.stage("destroying the services");
-    drop(services);
-    NodeExit::Stopped
+
+    fn gz(&self) -> &GzParameters {
+        &self.gz
+    }
 }
 
 /// The services, each kept alive by the returned handles.
