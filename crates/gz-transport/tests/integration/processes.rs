@@ -5,7 +5,9 @@ use std::sync::Arc;
 use gz_transport::msgs::{Double, Model};
 use gz_transport::{MessageInfo, MsgsPrefix};
 
-use crate::support::{eventually, inbox, node, partition, ChildGuard, GZ_TOPIC, PATIENCE};
+use crate::support::{
+    doubles_on, eventually, inbox, node, partition, ChildGuard, GZ_TOPIC, PATIENCE,
+};
 
 /// A `gz-topic` process publishing `Double{data}` on `topic` at 20 Hz until killed.
 fn double_publisher(p: &str, topic: &str, data: f64) -> ChildGuard {
@@ -32,13 +34,7 @@ fn double_publisher(p: &str, topic: &str, data: f64) -> ChildGuard {
 fn several_publisher_processes_reach_one_subscriber() {
     let p = partition("several");
     let sub = node(&p, MsgsPrefix::Gz);
-    let got = inbox::<f64>();
-    let g = got.clone();
-    let _s = sub
-        .subscribe("/multi", move |m: Double, i: &MessageInfo| {
-            g.lock().unwrap().push((m.data, i.clone()))
-        })
-        .unwrap();
+    let (_s, got) = doubles_on(&sub, "/multi");
     let _publishers: Vec<ChildGuard> = (1..=3)
         .map(|i| double_publisher(&p, "/multi", i as f64))
         .collect();
@@ -87,13 +83,7 @@ fn publisher_process_started_after_the_subscriber_process() {
 fn publisher_killed_and_restarted_is_found_again() {
     let p = partition("restart");
     let sub = node(&p, MsgsPrefix::Gz);
-    let got = inbox::<f64>();
-    let g = got.clone();
-    let _s = sub
-        .subscribe("/r", move |m: Double, i: &MessageInfo| {
-            g.lock().unwrap().push((m.data, i.clone()))
-        })
-        .unwrap();
+    let (_s, got) = doubles_on(&sub, "/r");
     let mut first = double_publisher(&p, "/r", 1.0);
     assert!(eventually(PATIENCE, || got
         .lock()

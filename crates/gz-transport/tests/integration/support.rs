@@ -5,7 +5,8 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::msgs::Double;
+use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
 
 /// The real C++ peer (Debian `ignition-transport-cli`).
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
@@ -66,6 +67,18 @@ pub type Inbox<T> = Arc<Mutex<Vec<(T, MessageInfo)>>>;
 
 pub fn inbox<T>() -> Inbox<T> {
     Arc::new(Mutex::new(Vec::new()))
+}
+
+/// A subscription of `node` to the `Double`s on `topic`, collecting them.
+pub fn doubles_on(node: &Node, topic: &str) -> (Subscription, Inbox<f64>) {
+    let got = inbox::<f64>();
+    let sink = got.clone();
+    let subscription = node
+        .subscribe(topic, move |m: Double, info: &MessageInfo| {
+            sink.lock().unwrap().push((m.data, info.clone()));
+        })
+        .unwrap();
+    (subscription, got)
 }
 
 /// Prefix of the stderr lines among a child's lines.
