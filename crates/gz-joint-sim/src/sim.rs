@@ -602,12 +602,7 @@ impl StatePublication {
                 .axis
                 .filter(|_| joint.kind.dof() > 0)
                 .map(|a| msgs::Axis {
-                    xyz: Some(msgs::Vector3d {
-                        header: None,
-                        x: a.xyz[0],
-                        y: a.xyz[1],
-                        z: a.xyz[2],
-                    }),
+                    xyz: Some(a.xyz.into()),
                     limit_lower: a.lower,
                     limit_upper: a.upper,
                     damping: a.damping,
@@ -958,22 +953,9 @@ fn report_publish_error(count: &mut u64, topic: &str, e: &gz_transport::Error) {
 /// A pose as gz-msgs carries it (`msgs::Set(Pose, math::Pose3d)`: position and orientation,
 /// no name or id).
 pub(crate) fn pose_message(p: &crate::sdf::PoseSpec) -> msgs::Pose {
-    let [x, y, z] = p.position;
-    let [qx, qy, qz, qw] = p.orientation;
     msgs::Pose {
-        position: Some(msgs::Vector3d {
-            header: None,
-            x,
-            y,
-            z,
-        }),
-        orientation: Some(msgs::Quaternion {
-            header: None,
-            x: qx,
-            y: qy,
-            z: qz,
-            w: qw,
-        }),
+        position: Some(p.position.into()),
+        orientation: Some(p.orientation.into()),
         ..Default::default()
     }
 }

@@ -65,13 +65,7 @@ fn clocks_at(
         "Gazebo's clock has no header:\n{echoed}"
     );
 
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition),
-        namespace: None,
-        msgs_prefix: MsgsPrefix::Ignition,
-        ..Default::default()
-    })
-    .unwrap();
+    let node = loopback_node(&partition, MsgsPrefix::Ignition);
     let (tx, rx) = mpsc::channel();
     let mut subs = Vec::new();
     for topic in ["/clock", "/world/ur3e_world/clock"] {

@@ -52,13 +52,7 @@ impl Run {
         if let Err(lines) = sim.wait_for_line("running", Duration::from_secs(30)) {
             panic!("gz-joint-sim did not start: {lines:#?}");
         }
-        let node = Node::with_options(NodeOptions {
-            partition: Some(partition.clone()),
-            namespace: None,
-            msgs_prefix: MsgsPrefix::Ignition,
-            ..Default::default()
-        })
-        .unwrap();
+        let node = loopback_node(&partition, MsgsPrefix::Ignition);
         let (tx, samples) = mpsc::channel();
         let sub = node
             .subscribe(state_topic, move |m: msgs::Model, _: &MessageInfo| {
