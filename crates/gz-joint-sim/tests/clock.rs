@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{MessageInfo, MsgsPrefix};
 
 fn secs(t: Option<msgs::Time>) -> f64 {
     t.expect("field set").as_secs_f64()

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use gz_joint_sim::World;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
+use gz_transport::{MessageInfo, MsgsPrefix, Node, Subscription};
 
 /// One joint-state message: sim time and, per joint, (position, velocity, effort).
 #[derive(Clone, Debug)]

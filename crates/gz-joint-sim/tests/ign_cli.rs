@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{MessageInfo, MsgsPrefix};
 
 fn start_sim(partition: &str) -> Proc {
     let sim = Proc::spawn(sim_command(

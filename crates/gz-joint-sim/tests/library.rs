@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use gz_joint_sim::{SimOptions, World};
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{MessageInfo, MsgsPrefix, Node};
 
 fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle, Node) {
     loopback_only();

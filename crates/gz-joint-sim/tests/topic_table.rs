@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use gz_joint_sim::{JointStateTopicNaming, SimOptions, World};
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{MessageInfo, MsgsPrefix};
 
 /// `(world file, scoped topic, Fortress < 6.8 topic)` rows of the table under the heading
 /// "The joint-state topic on older Fortress".

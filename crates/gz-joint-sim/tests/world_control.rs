@@ -11,9 +11,9 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use common::*;
-use gz_joint_sim::{SimOptions, World};
+use gz_joint_sim::SimOptions;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
+use gz_transport::{MessageInfo, MsgsPrefix, Node, Subscription};
 
 const CONTROL: &str = "/world/ur3e_world/control";
 const SET_POSE: &str = "/world/ur3e_world/set_pose";
