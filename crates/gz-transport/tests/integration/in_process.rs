@@ -7,7 +7,7 @@ use gz_transport::{Delivery, Error, MessageInfo, MsgsPrefix, Node, Subscription}
 
 use std::sync::mpsc::Sender;
 
-use crate::support::{doubles_on, eventually, inbox, node, partition, Inbox, PATIENCE};
+use crate::support::{counted, doubles_on, eventually, inbox, node, partition, Inbox, PATIENCE};
 
 fn double(data: f64) -> Double {
     Double { header: None, data }
@@ -134,15 +134,11 @@ fn wrong_type_and_bad_payload_are_dropped_counted_and_survived() {
     let pub_node = node(&p, MsgsPrefix::Gz);
     let sub_node = node(&p, MsgsPrefix::Gz);
     let typed = Arc::new(AtomicUsize::new(0));
-    let raw = Arc::new(AtomicUsize::new(0));
     let t = typed.clone();
     let _typed = sub_node.subscribe("/x", move |_: Double, _: &MessageInfo| {
         t.fetch_add(1, Ordering::SeqCst);
     });
-    let r = raw.clone();
-    let _raw = sub_node.subscribe_raw("/x", move |_, _| {
-        r.fetch_add(1, Ordering::SeqCst);
-    });
+    let (_raw, raw) = counted(&sub_node, "/x");
     // A Model on a topic the typed subscriber expects Doubles on: only the raw one gets it.
     let models = pub_node.advertise::<Model>("/x").unwrap();
     assert!(eventually(PATIENCE, || {
@@ -253,16 +249,8 @@ fn partitions_are_kept_apart_in_process() {
     let pub1 = node(&p1, MsgsPrefix::Gz);
     let sub1 = node(&p1, MsgsPrefix::Gz);
     let sub2 = node(&p2, MsgsPrefix::Gz);
-    let n1 = Arc::new(AtomicUsize::new(0));
-    let n2 = Arc::new(AtomicUsize::new(0));
-    let c1 = n1.clone();
-    let _s1 = sub1.subscribe_raw("/x", move |_, _| {
-        c1.fetch_add(1, Ordering::SeqCst);
-    });
-    let c2 = n2.clone();
-    let _s2 = sub2.subscribe_raw("/x", move |_, _| {
-        c2.fetch_add(1, Ordering::SeqCst);
-    });
+    let (_s1, n1) = counted(&sub1, "/x");
+    let (_s2, n2) = counted(&sub2, "/x");
     let publisher = pub1.advertise::<Double>("/x").unwrap();
     assert!(eventually(PATIENCE, || {
         publisher.publish(&double(1.0)).unwrap();

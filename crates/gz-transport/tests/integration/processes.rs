@@ -1,12 +1,11 @@
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use gz_transport::msgs::{Double, Model};
 use gz_transport::{MessageInfo, MsgsPrefix};
 
 use crate::support::{
-    doubles_on, eventually, inbox, node, partition, ChildGuard, GZ_TOPIC, PATIENCE,
+    counted, doubles_on, eventually, inbox, node, partition, ChildGuard, GZ_TOPIC, PATIENCE,
 };
 
 /// A `gz-topic` process publishing `Double{data}` on `topic` at 20 Hz until killed.
@@ -109,15 +108,8 @@ fn partitions_are_kept_apart_across_processes() {
     let (p1, p2) = (partition("procA"), partition("procB"));
     let sub1 = node(&p1, MsgsPrefix::Gz);
     let sub2 = node(&p2, MsgsPrefix::Gz);
-    let (n1, n2) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let c1 = n1.clone();
-    let _s1 = sub1.subscribe_raw("/x", move |_, _| {
-        c1.fetch_add(1, Ordering::SeqCst);
-    });
-    let c2 = n2.clone();
-    let _s2 = sub2.subscribe_raw("/x", move |_, _| {
-        c2.fetch_add(1, Ordering::SeqCst);
-    });
+    let (_s1, n1) = counted(&sub1, "/x");
+    let (_s2, n2) = counted(&sub2, "/x");
     let _publisher = double_publisher(&p1, "/x", 1.0);
     assert!(eventually(PATIENCE, || n1.load(Ordering::SeqCst) >= 20));
     assert_eq!(

@@ -1,6 +1,6 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
@@ -67,6 +67,18 @@ pub type Inbox<T> = Arc<Mutex<Vec<(T, MessageInfo)>>>;
 
 pub fn inbox<T>() -> Inbox<T> {
     Arc::new(Mutex::new(Vec::new()))
+}
+
+/// A raw subscription of `node` to `topic` that counts what arrives.
+pub fn counted(node: &Node, topic: &str) -> (Subscription, Arc<AtomicUsize>) {
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = count.clone();
+    let subscription = node
+        .subscribe_raw(topic, move |_, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    (subscription, count)
 }
 
 /// A subscription of `node` to the `Double`s on `topic`, collecting them.
