@@ -73,11 +73,7 @@ class Processes:
 
     def __exit__(self, *_):
         for _, proc in self.started:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGINT)
-                except ProcessLookupError:
-                    pass
+            signal_group(proc, signal.SIGINT)
         deadline = time.monotonic() + STOP_GRACE_S
         for _, proc in self.started:
             try:
@@ -85,12 +81,19 @@ class Processes:
             except subprocess.TimeoutExpired:
                 pass
         for _, proc in self.started:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            if signal_group(proc, signal.SIGKILL):
                 proc.wait()
+
+
+def signal_group(proc: subprocess.Popen, signum: int) -> bool:
+    """Sends `signum` to the session `proc` leads, if it still runs; whether it did."""
+    if proc.poll() is not None:
+        return False
+    try:
+        os.killpg(proc.pid, signum)
+    except ProcessLookupError:
+        pass
+    return True
 
 
 def load_average() -> list[float]:

@@ -27,7 +27,6 @@ import sys
 import time
 
 import numpy as np
-from sas_robot_driver_gazebo import RobotDriverClient
 
 PERIOD_S = 0.01
 AMPLITUDE_RAD = math.radians(10.0)
@@ -93,41 +92,31 @@ class CpuMeter:
         return 100.0 * (now[1] - last[1]) / self.ticks_per_s / (now[0] - last[0])
 
 
-class JointInterfaceExample:
-    def __init__(self, prefix: str):
-        self.prefix = prefix
-        self.client = RobotDriverClient(NODE_NAME, prefix)
+class Tracking:
+    """The targets sent and the states taken over the last HISTORY_S, the stamp ages since
+    the last status line, and the lag between targets and states; the motion's step i from
+    q0. Shared with scripts/joint_interface_example_rclpy.py, which only receives and sends
+    another way."""
+
+    def __init__(self):
         self.states = collections.deque()        # (receive time, positions)
         self.sent = collections.deque()          # (send time, target)
         self.stamp_ages: list[float] = []
-        self.sequence = 0                        # the latest state taken
-        self.first_sequence = None
         self.q0 = None
         self.i = 0
 
-    @property
-    def received(self) -> int:
-        """Joint states the client received since the first one taken."""
-        return self.sequence - (self.first_sequence or self.sequence)
+    def next_target(self):
+        return self.q0 + target_offset(self.i)
 
-    def take_state(self):
-        """The latest state into the history, if it is new: its arrival (monotonic and wall
-        clock, from its age) rather than when this script got round to reading it."""
-        state = self.client.snapshot()
-        if state['sequence'] == self.sequence:
-            return
-        now, wall = time.monotonic(), time.time()
-        self.sequence = state['sequence']
-        if self.first_sequence is None:
-            self.first_sequence = self.sequence
-        self.stamp_ages.append(wall - state['age_sec'] - state['stamp_ns'] * 1e-9)
-        self.states.append((now - state['age_sec'], state['positions']))
+    def add_state(self, received_at: float, positions, stamp_age: float):
+        self.stamp_ages.append(stamp_age)
+        self.states.append((received_at, positions))
+        now = time.monotonic()
         while self.states and self.states[0][0] < now - HISTORY_S:
             self.states.popleft()
 
-    def send_next(self):
-        target = self.q0 + target_offset(self.i)
-        self.client.send_target_joint_positions(target)
+    def add_sent(self, target):
+        """`target` sent now, as step i; the next step is i + 1."""
         now = time.monotonic()
         self.sent.append((now, target))
         while self.sent and self.sent[0][0] < now - HISTORY_S:
@@ -158,10 +147,46 @@ class JointInterfaceExample:
         return best
 
 
-def status_line(example: JointInterfaceExample, rate: float, cpu) -> str:
-    ages = np.array(example.stamp_ages) * 1e3
-    example.stamp_ages.clear()
-    lag = example.lag_estimate()
+class JointInterfaceExample(Tracking):
+    def __init__(self, prefix: str):
+        # Imported here, not at the top: the rclpy version imports this file's other parts
+        # and must not load the module.
+        from sas_robot_driver_gazebo import RobotDriverClient
+
+        super().__init__()
+        self.prefix = prefix
+        self.client = RobotDriverClient(NODE_NAME, prefix)
+        self.sequence = 0                        # the latest state taken
+        self.first_sequence = None
+
+    @property
+    def received(self) -> int:
+        """Joint states the client received since the first one taken."""
+        return self.sequence - (self.first_sequence or self.sequence)
+
+    def take_state(self):
+        """The latest state into the history, if it is new: its arrival (monotonic and wall
+        clock, from its age) rather than when this script got round to reading it."""
+        state = self.client.snapshot()
+        if state['sequence'] == self.sequence:
+            return
+        now, wall = time.monotonic(), time.time()
+        self.sequence = state['sequence']
+        if self.first_sequence is None:
+            self.first_sequence = self.sequence
+        self.add_state(now - state['age_sec'], state['positions'],
+                       wall - state['age_sec'] - state['stamp_ns'] * 1e-9)
+
+    def send_next(self):
+        target = self.next_target()
+        self.client.send_target_joint_positions(target)
+        self.add_sent(target)
+
+
+def status_line(tracking: Tracking, rate: float, cpu) -> str:
+    ages = np.array(tracking.stamp_ages) * 1e3
+    tracking.stamp_ages.clear()
+    lag = tracking.lag_estimate()
     parts = [f'joint_states {rate:6.1f} Hz']
     if len(ages):
         parts.append(f'stamp age {np.median(ages):5.2f} ms (max {ages.max():6.2f})')
@@ -172,16 +197,28 @@ def status_line(example: JointInterfaceExample, rate: float, cpu) -> str:
     return ' | '.join(parts)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+def summary(tracking: Tracking, elapsed: float, received: int) -> str:
+    lag = tracking.lag_estimate()
+    return (f'sent {tracking.i} targets in {elapsed:.1f} s, received {received} joint states'
+            + (f'; tracking lag {lag[0] * 1e3:.0f} ms, gap {math.degrees(lag[1]):.3f}°'
+               if lag else ''))
+
+
+def argument_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments of both versions; `doc`, the script's docstring, describes it."""
+    parser = argparse.ArgumentParser(description=doc.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=0.0,
                         help='stop after this many seconds of motion (0: until Ctrl-C)')
     parser.add_argument('--status', action='store_true', help='print a live status line')
     parser.add_argument('--cpu-pid', type=int, help='report the CPU use of this process')
     parser.add_argument('--wait', type=float, default=60.0,
                         help='seconds to wait for the robot before giving up')
+    return parser
+
+
+def main() -> int:
     own_args, ros_args = split_ros_args(sys.argv)
-    args = parser.parse_args(own_args[1:])
+    args = argument_parser(__doc__).parse_args(own_args[1:])
     prefix = ros_parameter(ros_args, TOPIC_PARAMETER, '/ur3e_1').rstrip('/')
 
     stop = []
@@ -237,10 +274,7 @@ def main() -> int:
         elapsed = time.monotonic() - start
         if args.status and tty:
             print()
-        lag = example.lag_estimate()
-        print(f'sent {example.i} targets in {elapsed:.1f} s, received {example.received} joint '
-              f'states' + (f'; tracking lag {lag[0] * 1e3:.0f} ms, gap '
-                           f'{math.degrees(lag[1]):.3f}°' if lag else ''), flush=True)
+        print(summary(example, elapsed, example.received), flush=True)
         return 0
     finally:
         client.close()

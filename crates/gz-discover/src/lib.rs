@@ -28,6 +28,9 @@ use std::time::{Duration, Instant};
 
 use gz_transport::{msgs, MsgsPrefix, Node, Subscription};
 use prost::Message;
+use yaml::{comment, quoted, scalar};
+
+mod yaml;
 
 /// What to look for, and for how long.
 #[derive(Clone, Debug)]
@@ -123,8 +126,6 @@ impl Robot {
 
 /// Waiting less than this would miss advertisements: peers repeat theirs every second.
 const SETTLE: Duration = Duration::from_millis(1500);
-/// How often SUBSCRIBERS_REQ is repeated while listening (a lost datagram costs one round).
-const ASK_EVERY: Duration = Duration::from_secs(1);
 
 /// Listens on `node`'s partition until every `Model` topic seen delivered a message (and at
 /// least [`SETTLE`]), or `options.timeout`; returns the models with joints, sorted by topic.
@@ -136,13 +137,7 @@ pub fn discover(node: &Node, options: &Options) -> Vec<Robot> {
     // topic → (publisher process, type name, first message)
     let mut models: BTreeMap<String, (String, String, msgs::Model)> = BTreeMap::new();
     let mut publishers: HashMap<String, String> = HashMap::new();
-    let mut next_ask = start;
-    loop {
-        let now = Instant::now();
-        if now >= next_ask {
-            node.request_subscribers();
-            next_ask = now + ASK_EVERY;
-        }
+    node.watch_subscribers(deadline, || {
         for topic in node.topic_list() {
             if subscriptions.contains_key(&topic) || models.contains_key(&topic) {
                 continue;
@@ -177,11 +172,8 @@ pub fn discover(node: &Node, options: &Options) -> Vec<Robot> {
             }
         }
         let complete = !models.is_empty() && subscriptions.is_empty();
-        if (complete && now.duration_since(start) >= SETTLE) || now >= deadline {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20).min(deadline.saturating_duration_since(now)));
-    }
+        complete && start.elapsed() >= SETTLE
+    });
     models
         .into_iter()
         .filter_map(|(topic, (process, type_name, model))| {
@@ -294,24 +286,6 @@ fn command_prefix(model: &str, joints: &[String], commands: &[String], suffix: &
     best.map_or(default.clone(), |(p, _)| (*p).to_owned())
 }
 
-/// A YAML double-quoted scalar.
-fn quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// The blocks of config/config.yaml for `robots`: keyed by the node name (`<model>_1`, …,
 /// as the original's `ur3e_1`), with `robot_name` the same, the original's loop period, and
 /// `gz_msgs_prefix` for a Fortress peer. Joints without a listening controller get a comment.
@@ -329,8 +303,13 @@ pub fn config_yaml(robots: &[Robot], partition: &str) -> String {
         *n += 1;
         let key = format!("{}_{n}", r.model);
         let _ = writeln!(out);
-        let _ = writeln!(out, "# model {:?}, {} joints", r.model, r.joints.len());
-        let _ = writeln!(out, "{key}:");
+        let _ = writeln!(
+            out,
+            "# model {}, {} joints",
+            quoted(&r.model),
+            r.joints.len()
+        );
+        let _ = writeln!(out, "{}:", scalar(&key));
         let _ = writeln!(out, "  ros__parameters:");
         if r.controllers.contains(&Controller::Unchecked) {
             let _ = writeln!(
@@ -343,7 +322,7 @@ pub fn config_yaml(robots: &[Robot], partition: &str) -> String {
             let _ = writeln!(out, "    joint_names:");
             for (i, j) in r.joints.iter().enumerate() {
                 let modes = r.modes(i);
-                let comment = if modes.is_empty() {
+                let text = if modes.is_empty() {
                     format!(
                         "no controller listening on {}, {} or {}",
                         r.command_topic(j),
@@ -353,20 +332,19 @@ pub fn config_yaml(robots: &[Robot], partition: &str) -> String {
                 } else {
                     format!("offers {}", modes.join(", "))
                 };
-                let _ = writeln!(out, "      - {}  # {comment}", quoted(j));
+                let _ = writeln!(out, "      - {}  # {}", quoted(j), comment(&text));
             }
         } else if r.controllers.contains(&Controller::Missing) {
             let _ = writeln!(out, "    joint_names:");
             for (j, c) in r.joints.iter().zip(&r.controllers) {
-                let comment = if *c == Controller::Missing {
-                    format!(
-                        "  # no position controller listening on {}",
-                        r.command_topic(j)
-                    )
+                let note = if *c == Controller::Missing {
+                    let text =
+                        format!("no position controller listening on {}", r.command_topic(j));
+                    format!("  # {}", comment(&text))
                 } else {
                     String::new()
                 };
-                let _ = writeln!(out, "      - {}{comment}", quoted(j));
+                let _ = writeln!(out, "      - {}{note}", quoted(j));
             }
         } else {
             let names: Vec<String> = r.joints.iter().map(|j| quoted(j)).collect();
@@ -404,7 +382,11 @@ pub fn config_yaml(robots: &[Robot], partition: &str) -> String {
             "    thread_sampling_time_sec: 0.002  # Robot thread is at 500 Hz"
         );
         if r.msgs_prefix == MsgsPrefix::Ignition {
-            let _ = writeln!(out, "    gz_msgs_prefix: \"ignition.msgs.\"");
+            let _ = writeln!(
+                out,
+                "    gz_msgs_prefix: {}",
+                quoted(r.msgs_prefix.as_str())
+            );
         }
     }
     out
@@ -463,6 +445,26 @@ mod tests {
         assert!(yaml.contains("not checked"), "{yaml}");
         assert!(
             yaml.contains("    gz_msgs_prefix: \"ignition.msgs.\"\n"),
+            "{yaml}"
+        );
+    }
+
+    #[test]
+    fn names_yaml_would_misread_are_quoted_and_comments_stay_on_their_line() {
+        let mut r = robot(
+            vec![Controller::Listening, Controller::Missing],
+            MsgsPrefix::Gz,
+        );
+        r.model = "true: #1".into();
+        r.joints[1] = "b\n# c".into();
+        let yaml = config_yaml(&[r], "p");
+        assert!(
+            yaml.contains("\n# model \"true: #1\", 2 joints\n\"true: #1_1\":\n"),
+            "{yaml}"
+        );
+        assert!(yaml.contains("\n      - \"b\\n# c\"  # no position controller listening on /model/ur3e/joint/b\\n# c/0/cmd_pos\n"), "{yaml}");
+        assert!(
+            yaml.contains("\n    robot_name: \"true: #1_1\"\n"),
             "{yaml}"
         );
     }

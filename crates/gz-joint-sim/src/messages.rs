@@ -17,22 +17,9 @@ pub(crate) fn time(d: Duration) -> msgs::Time {
 /// A pose as gz-msgs carries it (`msgs::Set(Pose, math::Pose3d)`: position and orientation,
 /// no name or id).
 pub(crate) fn pose_message(p: &PoseSpec) -> msgs::Pose {
-    let [x, y, z] = p.position;
-    let [qx, qy, qz, qw] = p.orientation;
     msgs::Pose {
-        position: Some(msgs::Vector3d {
-            header: None,
-            x,
-            y,
-            z,
-        }),
-        orientation: Some(msgs::Quaternion {
-            header: None,
-            x: qx,
-            y: qy,
-            z: qz,
-            w: qw,
-        }),
+        position: Some(p.position.into()),
+        orientation: Some(p.orientation.into()),
         ..Default::default()
     }
 }

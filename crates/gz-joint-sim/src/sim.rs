@@ -603,12 +603,7 @@ impl StatePublication {
                 .axis
                 .filter(|_| joint.kind.dof() > 0)
                 .map(|a| msgs::Axis {
-                    xyz: Some(msgs::Vector3d {
-                        header: None,
-                        x: a.xyz[0],
-                        y: a.xyz[1],
-                        z: a.xyz[2],
-                    }),
+                    xyz: Some(a.xyz.into()),
                     limit_lower: a.lower,
                     limit_upper: a.upper,
                     damping: a.damping,

@@ -343,19 +343,8 @@ mod tests {
         msgs::Pose {
             name: name.into(),
             id,
-            position: Some(msgs::Vector3d {
-                header: None,
-                x: p[0],
-                y: p[1],
-                z: p[2],
-            }),
-            orientation: q.map(|q| msgs::Quaternion {
-                header: None,
-                x: q[0],
-                y: q[1],
-                z: q[2],
-                w: q[3],
-            }),
+            position: Some(p.into()),
+            orientation: q.map(Into::into),
             header: None,
         }
     }

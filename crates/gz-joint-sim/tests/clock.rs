@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{MessageInfo, MsgsPrefix};
 
 fn secs(t: Option<msgs::Time>) -> f64 {
     t.expect("field set").as_secs_f64()
@@ -65,13 +65,7 @@ fn clocks_at(
         "Gazebo's clock has no header:\n{echoed}"
     );
 
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition),
-        namespace: None,
-        msgs_prefix: MsgsPrefix::Ignition,
-        ..Default::default()
-    })
-    .unwrap();
+    let node = loopback_node(&partition, MsgsPrefix::Ignition);
     let (tx, rx) = mpsc::channel();
     let mut subs = Vec::new();
     for topic in ["/clock", "/world/ur3e_world/clock"] {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use gz_joint_sim::World;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
+use gz_transport::{MessageInfo, MsgsPrefix, Node, Subscription};
 
 /// One joint-state message: sim time and, per joint, (position, velocity, effort).
 #[derive(Clone, Debug)]
@@ -52,13 +52,7 @@ impl Run {
         if let Err(lines) = sim.wait_for_line("running", Duration::from_secs(30)) {
             panic!("gz-joint-sim did not start: {lines:#?}");
         }
-        let node = Node::with_options(NodeOptions {
-            partition: Some(partition.clone()),
-            namespace: None,
-            msgs_prefix: MsgsPrefix::Ignition,
-            ..Default::default()
-        })
-        .unwrap();
+        let node = loopback_node(&partition, MsgsPrefix::Ignition);
         let (tx, samples) = mpsc::channel();
         let sub = node
             .subscribe(state_topic, move |m: msgs::Model, _: &MessageInfo| {

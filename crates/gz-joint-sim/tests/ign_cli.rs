@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{MessageInfo, MsgsPrefix};
 
 fn start_sim(partition: &str) -> Proc {
     let sim = Proc::spawn(sim_command(
@@ -103,13 +103,7 @@ fn ign_topic_command_moves_that_joint_at_cmd_max_and_no_other() {
     let partition = partition("command");
     let _sim = start_sim(&partition);
 
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition.clone()),
-        namespace: None,
-        msgs_prefix: MsgsPrefix::Ignition,
-        ..Default::default()
-    })
-    .unwrap();
+    let node = loopback_node(&partition, MsgsPrefix::Ignition);
     let (tx, samples) = mpsc::channel::<Sample>();
     let _sub = node
         .subscribe(UR3E_STATE_TOPIC, move |m: msgs::Model, _: &MessageInfo| {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use gz_joint_sim::{SimOptions, World};
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{MessageInfo, MsgsPrefix, Node};
 
 fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle, Node) {
     loopback_only();
@@ -23,13 +23,7 @@ fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle,
             ..Default::default()
         })
         .unwrap();
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition),
-        namespace: None,
-        msgs_prefix: MsgsPrefix::Gz,
-        ..Default::default()
-    })
-    .unwrap();
+    let node = loopback_node(&partition, MsgsPrefix::Gz);
     (sim, node)
 }
 
@@ -187,12 +181,7 @@ const POSED_FORTRESS_WORLD: &str = r#"<sdf version="1.9"><world name="posed">
 /// first step's acceleration.
 fn moving_state(test: &str, effort: gz_joint_sim::EffortReport) -> msgs::Model {
     loopback_only();
-    let dir = std::env::temp_dir().join(format!("gz-joint-sim-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("posed.sdf");
-    std::fs::write(&file, POSED_FORTRESS_WORLD).unwrap();
-    let world = World::load_with_resource_paths(&file, &[]).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let world = world_from_text(test, "posed.sdf", POSED_FORTRESS_WORLD);
     let partition = partition(test);
     let sim = world
         .start(SimOptions {
@@ -202,13 +191,7 @@ fn moving_state(test: &str, effort: gz_joint_sim::EffortReport) -> msgs::Model {
             ..Default::default()
         })
         .unwrap();
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition),
-        namespace: None,
-        msgs_prefix: MsgsPrefix::Ignition,
-        ..Default::default()
-    })
-    .unwrap();
+    let node = loopback_node(&partition, MsgsPrefix::Ignition);
     let (tx, rx) = mpsc::channel();
     let _sub = node
         .subscribe(

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use gz_joint_sim::{JointStateTopicNaming, SimOptions, World};
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{MessageInfo, MsgsPrefix};
 
 /// `(world file, scoped topic, Fortress < 6.8 topic)` rows of the table under the heading
 /// "The joint-state topic on older Fortress".
@@ -96,13 +96,7 @@ fn gz_joint_sim_publishes_the_tables_topics_in_each_naming() {
                     ..Default::default()
                 })
                 .unwrap();
-            let node = Node::with_options(NodeOptions {
-                partition: Some(partition),
-                namespace: None,
-                msgs_prefix: MsgsPrefix::Ignition,
-                ..Default::default()
-            })
-            .unwrap();
+            let node = loopback_node(&partition, MsgsPrefix::Ignition);
             let (tx, rx) = mpsc::channel();
             let _sub = node
                 .subscribe(topic, move |m: msgs::Model, _: &MessageInfo| {

@@ -11,9 +11,9 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use common::*;
-use gz_joint_sim::{SimOptions, World};
+use gz_joint_sim::SimOptions;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
+use gz_transport::{MessageInfo, MsgsPrefix, Node, Subscription};
 
 const CONTROL: &str = "/world/ur3e_world/control";
 const SET_POSE: &str = "/world/ur3e_world/set_pose";
@@ -63,13 +63,7 @@ impl Sim {
         if let Err(lines) = proc.wait_for_line("running", WAIT) {
             panic!("gz-joint-sim did not start: {lines:#?}");
         }
-        let node = Node::with_options(NodeOptions {
-            partition: Some(partition.clone()),
-            namespace: None,
-            msgs_prefix: prefix,
-            ..Default::default()
-        })
-        .unwrap();
+        let node = loopback_node(&partition, prefix);
         let (clock_tx, clock) = mpsc::channel();
         let (state_tx, states) = mpsc::channel();
         let subs = vec![
@@ -453,19 +447,8 @@ fn pose(name: &str, p: [f64; 3], q: Option<[f64; 4]>) -> msgs::Pose {
         header: None,
         name: name.into(),
         id: 0,
-        position: Some(msgs::Vector3d {
-            header: None,
-            x: p[0],
-            y: p[1],
-            z: p[2],
-        }),
-        orientation: q.map(|q| msgs::Quaternion {
-            header: None,
-            x: q[0],
-            y: q[1],
-            z: q[2],
-            w: q[3],
-        }),
+        position: Some(p.into()),
+        orientation: q.map(Into::into),
     }
 }
 
@@ -618,12 +601,7 @@ const RATED_WORLD: &str = r#"<sdf version="1.9"><world name="rated">
 #[test]
 fn a_rated_joint_state_publisher_publishes_at_every_paused_iteration_and_survives_a_reset() {
     loopback_only();
-    let dir = std::env::temp_dir().join(format!("gz-joint-sim-rated-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("rated.sdf");
-    std::fs::write(&file, RATED_WORLD).unwrap();
-    let world = World::load_with_resource_paths(&file, &[]).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let world = world_from_text("rated", "rated.sdf", RATED_WORLD);
     let partition = partition("rated");
     let sim = world
         .start(SimOptions {
@@ -632,13 +610,7 @@ fn a_rated_joint_state_publisher_publishes_at_every_paused_iteration_and_survive
             ..Default::default()
         })
         .unwrap();
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition),
-        namespace: None,
-        msgs_prefix: MsgsPrefix::Gz,
-        ..Default::default()
-    })
-    .unwrap();
+    let node = loopback_node(&partition, MsgsPrefix::Gz);
     let (tx, states) = mpsc::channel();
     let _sub = node
         .subscribe(

@@ -1,31 +1,19 @@
 //! The shipped SDF worlds load, and name their joints, limits and topics exactly as the
 //! original's configuration (and real gz-sim) expects.
 
+mod common;
+
 use std::f64::consts::PI;
-use std::path::PathBuf;
 use std::time::Duration;
 
+use common::{sdf, UR3E_JOINTS};
 use gz_joint_sim::{ControlMode, JointKind, World};
-
-fn sdf(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../sdf")
-        .join(name)
-}
 
 fn load(name: &str) -> World {
     // No resource path: the world's own folder must be enough.
     World::load_with_resource_paths(sdf(name), &[]).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-const UR3E_JOINTS: [&str; 6] = [
-    "shoulder_pan_joint",
-    "shoulder_lift_joint",
-    "elbow_joint",
-    "wrist_1_joint",
-    "wrist_2_joint",
-    "wrist_3_joint",
-];
 const R820_JOINTS: [&str; 7] = [
     "joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "joint7",
 ];

@@ -27,19 +27,18 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::config::DEFAULT_MULTICAST_GROUP;
-use crate::hostile_tests::node_on_own_port;
 use crate::msgs::Double;
+use crate::test_support::{eventually, node_on_own_port, PATIENCE};
 use crate::Node;
 
 /// The real C++ peer (Debian `ignition-transport-cli`).
 const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
-const PATIENCE: Duration = Duration::from_secs(30);
 /// The topic every step uses (one step after the other, so they never meet).
 const TOPIC: &str = "/x";
 const DOUBLE: &str = "ignition.msgs.Double";
@@ -430,17 +429,6 @@ impl Drop for Capture {
     }
 }
 
-fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + PATIENCE;
-    while !cond() {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    true
-}
-
 /// `ign topic` in `partition` on the test's port, on loopback.
 fn ign(args: &[&str], partition: &str, port: u16) -> Child {
     Command::new(IGN_TOPIC)
@@ -474,14 +462,13 @@ const GZ13_SUBSCRIBERS_REQ: &str = "\
 }
 ";
 
-/// gz-transport 13's SUBSCRIBERS_REP (`NodeShared::OnSubscribers` → `HandlerWrapper::Convert`):
-/// `MessagePublisher(topic, myAddress, "", pUuid, nUuid, handler->TypeName(),
-/// AdvertiseMessageOptions())` — `ctrl` empty, so absent; unthrottled. A raw subscription's
-/// type is `google.protobuf.Message`.
-const GZ13_SUBSCRIBERS_REP: &str = "\
-2 version: 10
-3 process_uuid: <sender process>
-4 type: 9 SUBSCRIBERS_REP
+/// The `Publisher` of our raw subscription to /x as gz-transport 13 fills it:
+/// `MessagePublisher(topic, myAddress, ctrl, pUuid, nUuid, type, AdvertiseMessageOptions())`
+/// with `ctrl` empty (so absent) and unthrottled. A raw subscription's type is
+/// `google.protobuf.Message`.
+macro_rules! gz13_raw_subscription_of_x {
+    () => {
+        "\
 7 pub {
   1 topic: \"@/<partition>@/x\"
   2 address: <an address no one advertised>
@@ -493,7 +480,20 @@ const GZ13_SUBSCRIBERS_REP: &str = "\
     4 msgs_per_sec: 18446744073709551615
   }
 }
-";
+"
+    };
+}
+
+/// gz-transport 13's SUBSCRIBERS_REP (`NodeShared::OnSubscribers` → `HandlerWrapper::Convert`):
+/// the subscription's `MessagePublisher`, its type `handler->TypeName()`.
+const GZ13_SUBSCRIBERS_REP: &str = concat!(
+    "\
+2 version: 10
+3 process_uuid: <sender process>
+4 type: 9 SUBSCRIBERS_REP
+",
+    gz13_raw_subscription_of_x!()
+);
 
 /// Fortress's BYE (`Discovery::~Discovery` → `SendMsg(BYE, Publisher("", "", pUuid, "", …))`,
 /// whose BYE case adds nothing to the message).
@@ -507,22 +507,14 @@ const FORTRESS_BYE: &str = "\
 /// 13): `MessagePublisher(topic, myAddress, "", pUuid, nUuid, kGenericMessageType,
 /// AdvertiseMessageOptions())`, the one before it to each publisher process with that
 /// process in `ctrl`.
-const GZ13_END_CONNECTION_TO_EVERY_PUBLISHER: &str = "\
+const GZ13_END_CONNECTION_TO_EVERY_PUBLISHER: &str = concat!(
+    "\
 2 version: 10
 3 process_uuid: <sender process>
 4 type: 7 END_CONNECTION
-7 pub {
-  1 topic: \"@/<partition>@/x\"
-  2 address: <an address no one advertised>
-  3 process_uuid: <sender process>
-  4 node_uuid: <sender node>
-  5 scope: 2
-  6 msg_pub {
-    2 msg_type: \"google.protobuf.Message\"
-    4 msgs_per_sec: 18446744073709551615
-  }
-}
-";
+",
+    gz13_raw_subscription_of_x!()
+);
 
 // ---- the test --------------------------------------------------------------------------------
 

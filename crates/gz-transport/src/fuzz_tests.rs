@@ -143,7 +143,7 @@ mod node {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::hostile_tests::node_on_own_port;
+    use crate::test_support::node_on_own_port;
     use crate::threads::SILENCE_INTERVAL;
     use crate::wire::{
         DiscContents, Discovery, MessagePublisher, PubType, Publisher, Subscriber, WIRE_VERSION,

@@ -7,34 +7,19 @@
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use prost::Message;
 
-use crate::config::{Config, DEFAULT_MULTICAST_GROUP};
+use crate::config::DEFAULT_MULTICAST_GROUP;
 use crate::msgs::{Double, Model};
+use crate::test_support::{eventually, node_on_own_port, PATIENCE};
 use crate::wire::{
     encode_discovery, DiscContents, Discovery, DiscoveryType, MessagePublisher, PubType, Publisher,
     Scope,
 };
-use crate::{MessageInfo, Node, NodeOptions};
-
-const PATIENCE: Duration = Duration::from_secs(30);
-
-/// A node in `partition` on loopback whose discovery uses `port`, whatever the environment.
-pub(crate) fn node_on_own_port(partition: &str, port: u16) -> Node {
-    let env = move |name: &str| match name {
-        "GZ_IP" => Some("127.0.0.1".to_owned()),
-        "GZ_DISCOVERY_MSG_PORT" => Some(port.to_string()),
-        _ => None,
-    };
-    let options = NodeOptions {
-        partition: Some(partition.to_owned()),
-        ..Default::default()
-    };
-    Node::with_config(Config::resolve_with(&options, &env).unwrap()).unwrap()
-}
+use crate::{MessageInfo, Node, Subscription};
 
 /// A port for one test: apart from the default 10317 and from the fuzz node's.
 fn own_port(test: u16) -> u16 {
@@ -76,17 +61,6 @@ fn lines_with(needle: &str) -> usize {
     text.lines().filter(|line| line.contains(needle)).count()
 }
 
-fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + PATIENCE;
-    while !cond() {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    true
-}
-
 fn sender(port: u16) -> UdpSocket {
     let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
     socket2::SockRef::from(&socket)
@@ -119,6 +93,35 @@ fn advertisement(partition: &str, topic: &str, address: &str, msg_type: &str) ->
         Some(DiscContents::Pub(publisher)),
     );
     encode_discovery(&msg).unwrap()
+}
+
+/// Subscribes `node` to the `Double`s on `/x`; the list fills with their data.
+fn doubles_of_x(node: &Node) -> (Subscription, Arc<Mutex<Vec<f64>>>) {
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let sink = received.clone();
+    let subscription = node
+        .subscribe("/x", move |m: Double, _: &MessageInfo| {
+            sink.lock().push(m.data)
+        })
+        .unwrap();
+    (subscription, received)
+}
+
+/// The node behind `received` ([`doubles_of_x`]) still discovers and delivers: a publisher
+/// node on the same port reaches it.
+fn assert_still_delivers(partition: &str, port: u16, received: &Mutex<Vec<f64>>) {
+    let peer = node_on_own_port(partition, port);
+    let publisher = peer.advertise::<Double>("/x").unwrap();
+    assert!(publisher.wait_for_subscribers(PATIENCE));
+    assert!(eventually(|| {
+        publisher
+            .publish(&Double {
+                header: None,
+                data: 1.5,
+            })
+            .unwrap();
+        !received.lock().is_empty()
+    }));
 }
 
 #[test]
@@ -174,26 +177,8 @@ fn garbage_on_the_discovery_port_is_counted_and_its_sender_named_once() {
         String::from_utf8_lossy(&warnings().lock())
     );
 
-    // The node still discovers and delivers: a publisher node on the same port reaches it.
-    let received = Arc::new(Mutex::new(Vec::new()));
-    let sink = received.clone();
-    let _sub = node
-        .subscribe("/x", move |m: Double, _: &MessageInfo| {
-            sink.lock().push(m.data)
-        })
-        .unwrap();
-    let peer = node_on_own_port(partition, port);
-    let publisher = peer.advertise::<Double>("/x").unwrap();
-    assert!(publisher.wait_for_subscribers(PATIENCE));
-    assert!(eventually(|| {
-        publisher
-            .publish(&Double {
-                header: None,
-                data: 1.5,
-            })
-            .unwrap();
-        !received.lock().is_empty()
-    }));
+    let (_sub, received) = doubles_of_x(&node);
+    assert_still_delivers(partition, port, &received);
 }
 
 #[test]
@@ -354,13 +339,7 @@ fn an_advertised_address_with_a_nul_byte_is_refused_and_the_node_keeps_receiving
     let port = own_port(3);
     let partition = "hostile-address";
     let node = node_on_own_port(partition, port);
-    let received = Arc::new(Mutex::new(Vec::new()));
-    let sink = received.clone();
-    let _sub = node
-        .subscribe("/x", move |m: Double, _: &MessageInfo| {
-            sink.lock().push(m.data)
-        })
-        .unwrap();
+    let (_sub, received) = doubles_of_x(&node);
     let discovery = sender(port);
     let before = node.stats().discovery_dropped;
     for address in [
@@ -377,16 +356,5 @@ fn an_advertised_address_with_a_nul_byte_is_refused_and_the_node_keeps_receiving
     assert!(node.topic_info("/x").unwrap().is_empty(), "none was taken");
     assert_eq!(lines_with("process hostile-process"), 1, "named once");
 
-    let peer = node_on_own_port(partition, port);
-    let publisher = peer.advertise::<Double>("/x").unwrap();
-    assert!(publisher.wait_for_subscribers(PATIENCE));
-    assert!(eventually(|| {
-        publisher
-            .publish(&Double {
-                header: None,
-                data: 2.5,
-            })
-            .unwrap();
-        !received.lock().is_empty()
-    }));
+    assert_still_delivers(partition, port, &received);
 }

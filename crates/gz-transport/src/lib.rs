@@ -92,6 +92,7 @@ mod names;
 mod net;
 mod node;
 mod offenders;
+mod proto;
 mod registry;
 mod scope;
 mod service;
@@ -109,6 +110,8 @@ mod fuzz_tests;
 mod hostile_tests;
 #[cfg(test)]
 mod peer_tests;
+#[cfg(test)]
+mod test_support;
 
 pub use crate::config::{Credentials, NodeOptions};
 pub use crate::types::{Delivery, MessageInfo, PublisherInfo, SubscriberInfo, TransportStats};

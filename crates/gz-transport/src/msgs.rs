@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use crate::proto::proto_message;
+
 /// The package prefix of gz-msgs type names: `gz.msgs.` (Harmonic and later) or
 /// `ignition.msgs.` (Fortress). Typed peers only exchange messages whose type names match,
 /// so a bridge must use the prefix of the Gazebo it talks to.
@@ -82,13 +84,13 @@ macro_rules! gz_message {
     )*};
 }
 
-/// `gz.msgs.Time`
-#[derive(Clone, Copy, PartialEq, prost::Message)]
-pub struct Time {
-    #[prost(int64, tag = "1")]
-    pub sec: i64,
-    #[prost(int32, tag = "2")]
-    pub nsec: i32,
+proto_message! {
+    /// `gz.msgs.Time`
+    #[derive(Copy)]
+    pub struct Time {
+        #[prost(int64, tag = 1)] sec: i64,
+        #[prost(int32, tag = 2)] nsec: i32,
+    }
 }
 
 impl Time {
@@ -107,105 +109,72 @@ impl Time {
     }
 }
 
-/// `gz.msgs.Header.Map`
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct HeaderMap {
-    #[prost(string, tag = "1")]
-    pub key: String,
-    #[prost(string, repeated, tag = "2")]
-    pub value: Vec<String>,
+proto_message! {
+    /// `gz.msgs.Header.Map`
+    pub struct HeaderMap { key: String = 1, #[prost(string, repeated, tag = 2)] value: Vec<String> }
 }
 
-/// `gz.msgs.Header`
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Header {
-    #[prost(message, optional, tag = "1")]
-    pub stamp: Option<Time>,
-    #[prost(message, repeated, tag = "2")]
-    pub data: Vec<HeaderMap>,
+proto_message! {
+    /// `gz.msgs.Header`
+    pub struct Header { stamp: Option<Time> = 1, data: Vec<HeaderMap> = 2 }
 }
 
-/// `gz.msgs.Double`
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Double {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(double, tag = "2")]
-    pub data: f64,
+proto_message! {
+    /// `gz.msgs.Double`
+    pub struct Double { header: Option<Header> = 1, data: f64 = 2 }
 }
 
-/// `gz.msgs.Vector3d`
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Vector3d {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(double, tag = "2")]
-    pub x: f64,
-    #[prost(double, tag = "3")]
-    pub y: f64,
-    #[prost(double, tag = "4")]
-    pub z: f64,
+proto_message! {
+    /// `gz.msgs.Vector3d`
+    pub struct Vector3d { header: Option<Header> = 1, x: f64 = 2, y: f64 = 3, z: f64 = 4 }
 }
 
-/// `gz.msgs.Quaternion`
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Quaternion {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(double, tag = "2")]
-    pub x: f64,
-    #[prost(double, tag = "3")]
-    pub y: f64,
-    #[prost(double, tag = "4")]
-    pub z: f64,
-    #[prost(double, tag = "5")]
-    pub w: f64,
+proto_message! {
+    /// `gz.msgs.Quaternion`
+    pub struct Quaternion { header: Option<Header> = 1, x: f64 = 2, y: f64 = 3, z: f64 = 4, w: f64 = 5 }
 }
 
-/// `gz.msgs.Pose`
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Pose {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(string, tag = "2")]
-    pub name: String,
-    #[prost(uint32, tag = "3")]
-    pub id: u32,
-    #[prost(message, optional, tag = "4")]
-    pub position: Option<Vector3d>,
-    #[prost(message, optional, tag = "5")]
-    pub orientation: Option<Quaternion>,
+impl From<[f64; 3]> for Vector3d {
+    fn from([x, y, z]: [f64; 3]) -> Vector3d {
+        Vector3d {
+            header: None,
+            x,
+            y,
+            z,
+        }
+    }
 }
 
-/// `gz.msgs.Axis`
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Axis {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(message, optional, tag = "2")]
-    pub xyz: Option<Vector3d>,
-    #[prost(double, tag = "3")]
-    pub limit_lower: f64,
-    #[prost(double, tag = "4")]
-    pub limit_upper: f64,
-    #[prost(double, tag = "5")]
-    pub limit_effort: f64,
-    #[prost(double, tag = "6")]
-    pub limit_velocity: f64,
-    #[prost(double, tag = "7")]
-    pub damping: f64,
-    #[prost(double, tag = "8")]
-    pub friction: f64,
-    #[prost(double, tag = "10")]
-    pub position: f64,
-    #[prost(double, tag = "11")]
-    pub velocity: f64,
-    #[prost(double, tag = "12")]
-    pub force: f64,
-    #[prost(double, tag = "13")]
-    pub acceleration: f64,
-    #[prost(string, tag = "14")]
-    pub xyz_expressed_in: String,
+/// From `[x, y, z, w]`: the real part last, as the message orders its fields.
+impl From<[f64; 4]> for Quaternion {
+    fn from([x, y, z, w]: [f64; 4]) -> Quaternion {
+        Quaternion {
+            header: None,
+            x,
+            y,
+            z,
+            w,
+        }
+    }
+}
+
+proto_message! {
+    /// `gz.msgs.Pose`
+    pub struct Pose {
+        header: Option<Header> = 1, name: String = 2, id: u32 = 3,
+        position: Option<Vector3d> = 4, orientation: Option<Quaternion> = 5,
+    }
+}
+
+proto_message! {
+    /// `gz.msgs.Axis`
+    pub struct Axis {
+        header: Option<Header> = 1, xyz: Option<Vector3d> = 2,
+        limit_lower: f64 = 3, limit_upper: f64 = 4, limit_effort: f64 = 5, limit_velocity: f64 = 6,
+        damping: f64 = 7, friction: f64 = 8,
+        position: f64 = 10, velocity: f64 = 11, force: f64 = 12, acceleration: f64 = 13,
+        xyz_expressed_in: String = 14,
+    }
 }
 
 /// `gz.msgs.Joint.Type`
@@ -223,135 +192,67 @@ pub enum JointType {
     Continuous = 8,
 }
 
-/// `gz.msgs.Joint` (the fields a joint-state bridge uses; others are skipped on decode)
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Joint {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(string, tag = "2")]
-    pub name: String,
-    #[prost(uint32, tag = "3")]
-    pub id: u32,
-    #[prost(enumeration = "JointType", tag = "4")]
-    pub r#type: i32,
-    #[prost(string, tag = "5")]
-    pub parent: String,
-    #[prost(uint32, tag = "6")]
-    pub parent_id: u32,
-    #[prost(string, tag = "7")]
-    pub child: String,
-    #[prost(uint32, tag = "8")]
-    pub child_id: u32,
-    #[prost(message, optional, tag = "9")]
-    pub pose: Option<Pose>,
-    #[prost(message, optional, tag = "10")]
-    pub axis1: Option<Axis>,
-    #[prost(message, optional, tag = "11")]
-    pub axis2: Option<Axis>,
+proto_message! {
+    /// `gz.msgs.Joint` (the fields a joint-state bridge uses; others are skipped on decode)
+    pub struct Joint {
+        header: Option<Header> = 1, name: String = 2, id: u32 = 3,
+        #[prost(enumeration = "JointType", tag = 4)] r#type: i32,
+        parent: String = 5, parent_id: u32 = 6, child: String = 7, child_id: u32 = 8,
+        pose: Option<Pose> = 9, axis1: Option<Axis> = 10, axis2: Option<Axis> = 11,
+    }
 }
 
-/// `gz.msgs.Model` (what a JointStatePublisher fills; links, visuals etc. are skipped on decode)
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Model {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(string, tag = "2")]
-    pub name: String,
-    #[prost(uint32, tag = "3")]
-    pub id: u32,
-    #[prost(bool, tag = "4")]
-    pub is_static: bool,
-    #[prost(message, optional, tag = "5")]
-    pub pose: Option<Pose>,
-    #[prost(message, repeated, tag = "6")]
-    pub joint: Vec<Joint>,
-    #[prost(bool, tag = "8")]
-    pub deleted: bool,
-    #[prost(message, optional, tag = "10")]
-    pub scale: Option<Vector3d>,
-    #[prost(bool, tag = "11")]
-    pub self_collide: bool,
-    #[prost(message, repeated, tag = "12")]
-    pub model: Vec<Model>,
+proto_message! {
+    /// `gz.msgs.Model` (what a JointStatePublisher fills; links, visuals etc. are skipped on decode)
+    pub struct Model {
+        header: Option<Header> = 1, name: String = 2, id: u32 = 3, is_static: bool = 4,
+        pose: Option<Pose> = 5, joint: Vec<Joint> = 6, deleted: bool = 8,
+        scale: Option<Vector3d> = 10, self_collide: bool = 11, model: Vec<Model> = 12,
+    }
 }
 
-/// `gz.msgs.Clock`
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Clock {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(message, optional, tag = "2")]
-    pub system: Option<Time>,
-    #[prost(message, optional, tag = "3")]
-    pub real: Option<Time>,
-    #[prost(message, optional, tag = "4")]
-    pub sim: Option<Time>,
+proto_message! {
+    /// `gz.msgs.Clock`
+    pub struct Clock {
+        header: Option<Header> = 1, system: Option<Time> = 2, real: Option<Time> = 3,
+        sim: Option<Time> = 4,
+    }
 }
 
-/// `gz.msgs.Boolean`: what world control and `set_pose` answer.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Boolean {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(bool, tag = "2")]
-    pub data: bool,
+proto_message! {
+    /// `gz.msgs.Boolean`: what world control and `set_pose` answer.
+    pub struct Boolean { header: Option<Header> = 1, data: bool = 2 }
 }
 
-/// `gz.msgs.Empty`: the response type of a one-way service (no response is sent).
-#[derive(Clone, Copy, PartialEq, prost::Message)]
-pub struct Empty {
-    #[prost(bool, tag = "1")]
-    pub unused: bool,
+proto_message! {
+    /// `gz.msgs.Empty`: the response type of a one-way service (no response is sent).
+    #[derive(Copy)]
+    pub struct Empty { unused: bool = 1 }
 }
 
-/// `gz.msgs.StringMsg`
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct StringMsg {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(string, tag = "2")]
-    pub data: String,
+proto_message! {
+    /// `gz.msgs.StringMsg`
+    pub struct StringMsg { header: Option<Header> = 1, data: String = 2 }
 }
 
-/// `gz.msgs.WorldReset`: which part of the world a reset puts back.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct WorldReset {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(bool, tag = "2")]
-    pub all: bool,
-    #[prost(bool, tag = "3")]
-    pub time_only: bool,
-    #[prost(bool, tag = "4")]
-    pub model_only: bool,
+proto_message! {
+    /// `gz.msgs.WorldReset`: which part of the world a reset puts back.
+    pub struct WorldReset {
+        header: Option<Header> = 1, all: bool = 2, time_only: bool = 3, model_only: bool = 4,
+    }
 }
 
-/// `gz.msgs.WorldControl`: the request of `/world/<world>/control`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct WorldControl {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(bool, tag = "2")]
-    pub pause: bool,
-    #[prost(bool, tag = "3")]
-    pub step: bool,
-    #[prost(uint32, tag = "4")]
-    pub multi_step: u32,
-    #[prost(message, optional, tag = "5")]
-    pub reset: Option<WorldReset>,
-    #[prost(uint32, tag = "6")]
-    pub seed: u32,
-    #[prost(message, optional, tag = "7")]
-    pub run_to_sim_time: Option<Time>,
+proto_message! {
+    /// `gz.msgs.WorldControl`: the request of `/world/<world>/control`.
+    pub struct WorldControl {
+        header: Option<Header> = 1, pause: bool = 2, step: bool = 3, multi_step: u32 = 4,
+        reset: Option<WorldReset> = 5, seed: u32 = 6, run_to_sim_time: Option<Time> = 7,
+    }
 }
 
-/// `gz.msgs.Pose_V`: many poses, e.g. every entity's world pose.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct PoseV {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<Header>,
-    #[prost(message, repeated, tag = "2")]
-    pub pose: Vec<Pose>,
+proto_message! {
+    /// `gz.msgs.Pose_V`: many poses, e.g. every entity's world pose.
+    pub struct PoseV { header: Option<Header> = 1, pose: Vec<Pose> = 2 }
 }
 
 impl GzMessage for PoseV {

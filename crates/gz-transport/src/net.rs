@@ -130,6 +130,23 @@ impl DiscoverySockets {
         })
     }
 
+    /// [`open`](Self::open) for a discovery thread, which polls: the receive socket
+    /// non-blocking, a failure as [`Error::Discovery`](crate::Error::Discovery).
+    pub fn open_polled(
+        group: Ipv4Addr,
+        port: u16,
+        interfaces: &[Ipv4Addr],
+    ) -> Result<Self, crate::Error> {
+        let sockets =
+            Self::open(group, port, interfaces).map_err(|source| crate::Error::Discovery {
+                group: group.to_string(),
+                port,
+                source,
+            })?;
+        sockets.recv.set_nonblocking(true)?;
+        Ok(sockets)
+    }
+
     /// Send one datagram on every interface; failures are logged, not fatal (a later
     /// heartbeat repeats what matters).
     pub fn send(&self, datagram: &[u8]) {

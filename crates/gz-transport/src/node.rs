@@ -1,10 +1,9 @@
 //! Public node API: [`Node`], its publishers and subscriptions.
 
 use std::marker::PhantomData;
-use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::{Config, NodeOptions};
 use crate::discovery::Core;
@@ -12,6 +11,7 @@ use crate::io::{self, DataPath, Outbox};
 use crate::msgs::{GzMessage, MsgsPrefix};
 use crate::net::DiscoverySockets;
 use crate::service::{Handler, ServiceError, ServiceInfo, ServiceRuntime, ServiceStats, Services};
+use crate::threads::wake_pair;
 use crate::types::{
     Callback, Delivery, MessageInfo, PublisherInfo, SubscriberInfo, TransportStats,
 };
@@ -78,19 +78,10 @@ impl Node {
         let process_uuid = uuid::Uuid::new_v4().to_string();
         let node_uuid = uuid::Uuid::new_v4().to_string();
 
-        let disc = DiscoverySockets::open(cfg.multicast_group, cfg.msg_port, &cfg.interfaces)
-            .map_err(|source| Error::Discovery {
-                group: cfg.multicast_group.to_string(),
-                port: cfg.msg_port,
-                source,
-            })?;
-        disc.recv.set_nonblocking(true)?;
-        let (wake_tx, wake_rx) = UnixStream::pair()?;
-        wake_rx.set_nonblocking(true)?;
-        wake_tx.set_nonblocking(true)?;
-        let (io_wake_tx, io_wake_rx) = UnixStream::pair()?;
-        io_wake_rx.set_nonblocking(true)?;
-        io_wake_tx.set_nonblocking(true)?;
+        let disc =
+            DiscoverySockets::open_polled(cfg.multicast_group, cfg.msg_port, &cfg.interfaces)?;
+        let (wake_tx, wake_rx) = wake_pair()?;
+        let (io_wake_tx, io_wake_rx) = wake_pair()?;
 
         tracing::debug!(partition = %cfg.partition, %address, %process_uuid, "gz-transport node started");
         let data = Arc::new(DataPath::new(
@@ -285,6 +276,28 @@ impl Node {
     /// and [`subscribed_topic_list`](Self::subscribed_topic_list).
     pub fn request_subscribers(&self) {
         self.core().request_subscribers();
+    }
+
+    /// Calls `done` about every 20 ms until it returns `true` (then returns `true`) or
+    /// `deadline` passes (then `false`), with a [`request_subscribers`](Self::request_subscribers)
+    /// first and every second after: one lost datagram costs a round, not the answers.
+    pub fn watch_subscribers(&self, deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
+        const ASK_EVERY: Duration = Duration::from_secs(1);
+        let mut next_ask = Instant::now();
+        loop {
+            let now = Instant::now();
+            if now >= next_ask {
+                self.request_subscribers();
+                next_ask = now + ASK_EVERY;
+            }
+            if done() {
+                return true;
+            }
+            if now >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20).min(deadline - now));
+        }
     }
 
     /// The subscribers known for `topic`: this node's own first, then the remote ones that

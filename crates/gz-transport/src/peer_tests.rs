@@ -9,13 +9,12 @@ use std::time::{Duration, Instant};
 use crate::config::{DEFAULT_MSG_PORT, DEFAULT_MULTICAST_GROUP};
 use crate::msgs::{Double, Model};
 use crate::net::DiscoverySockets;
+use crate::test_support::{eventually, eventually_within, PATIENCE};
 use crate::wire::{
     decode_discovery, encode_discovery, DiscContents, Discovery, DiscoveryType, MessagePublisher,
     PubType, Publisher, Scope, GENERIC_MSG_TYPE, WIRE_VERSION,
 };
 use crate::{MsgsPrefix, Node, NodeOptions};
-
-const PATIENCE: Duration = Duration::from_secs(30);
 
 fn node(test: &str) -> Node {
     static INIT: Once = Once::new();
@@ -30,17 +29,6 @@ fn node(test: &str) -> Node {
         ..Default::default()
     })
     .unwrap()
-}
-
-fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while !cond() {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    true
 }
 
 /// A fake participant that speaks discovery by hand.
@@ -126,9 +114,9 @@ fn a_silent_peer_expires_and_a_heartbeating_one_does_not() {
     let silent_since = Instant::now();
     silent.advertise(&n, "/silent", "tcp://127.0.0.1:9", Scope::All);
     alive.advertise(&n, "/alive", "tcp://127.0.0.1:9", Scope::All);
-    assert!(eventually(PATIENCE, || n.topic_list() == ["/alive", "/silent"]));
+    assert!(eventually(|| n.topic_list() == ["/alive", "/silent"]));
     // Heartbeats every 0.1 s keep `alive`; `silent` says nothing.
-    assert!(eventually(PATIENCE, || {
+    assert!(eventually(|| {
         alive.send(alive.msg(DiscoveryType::Heartbeat, None));
         std::thread::sleep(Duration::from_millis(100));
         n.topic_list() == ["/alive"]
@@ -142,7 +130,7 @@ fn a_silent_peer_expires_and_a_heartbeating_one_does_not() {
     assert_eq!(n.stats().peers_expired, 1);
     alive.send(alive.msg(DiscoveryType::Bye, None));
     assert!(
-        eventually(PATIENCE, || n.topic_list().is_empty()),
+        eventually(|| n.topic_list().is_empty()),
         "BYE forgets at once"
     );
     assert_eq!(n.stats().peers_expired, 1);
@@ -167,14 +155,14 @@ fn new_and_end_connection_are_checked_before_counting() {
     send(DiscoveryType::NewConnection, &me, "gz.msgs.Model");
     // Then a valid one, which must be the first to count.
     send(DiscoveryType::NewConnection, &me, GENERIC_MSG_TYPE);
-    assert!(eventually(PATIENCE, || publisher.subscriber_count() == 1));
+    assert!(eventually(|| publisher.subscriber_count() == 1));
     send(
         DiscoveryType::EndConnection,
         "someone-else",
         "gz.msgs.Double",
     );
     send(DiscoveryType::EndConnection, &me, "gz.msgs.Double");
-    assert!(eventually(PATIENCE, || publisher.subscriber_count() == 0));
+    assert!(eventually(|| publisher.subscriber_count() == 0));
     assert!(!publisher.has_subscribers());
 }
 
@@ -196,12 +184,12 @@ fn an_end_connection_addressed_to_no_process_ends_the_subscription_everywhere() 
         peer.send(peer.msg(kind, Some(DiscContents::Pub(p))));
     };
     send(DiscoveryType::NewConnection, n.process_uuid());
-    assert!(eventually(PATIENCE, || publisher.subscriber_count() == 1));
+    assert!(eventually(|| publisher.subscriber_count() == 1));
     // A NEW_CONNECTION without a process is for no one; an END_CONNECTION is for everyone.
     send(DiscoveryType::NewConnection, "");
     send(DiscoveryType::EndConnection, "");
     // Heartbeats keep the peer from expiring, which would also forget its subscription.
-    assert!(eventually(PATIENCE, || {
+    assert!(eventually(|| {
         peer.send(peer.msg(DiscoveryType::Heartbeat, None));
         publisher.subscriber_count() == 0
     }));
@@ -218,9 +206,7 @@ fn scope_decides_who_sees_a_publisher() {
     peer.advertise(&n, "/host-here", "tcp://127.0.0.1:9", Scope::Host);
     peer.advertise(&n, "/all", "tcp://203.0.113.5:9", Scope::All);
     // Datagrams from one sender arrive in order: once /all is known, the others were handled.
-    assert!(eventually(PATIENCE, || n
-        .topic_list()
-        .contains(&"/all".to_owned())));
+    assert!(eventually(|| n.topic_list().contains(&"/all".to_owned())));
     assert_eq!(n.topic_list(), ["/all", "/host-here"]);
 }
 
@@ -250,7 +236,7 @@ fn bad_datagrams_are_dropped_counted_and_survived() {
     peer.send(peer.msg(DiscoveryType::Uninitialized, None));
     // Then a valid advertisement: it is handled after all the bad ones.
     peer.advertise(&n, "/fine", "tcp://127.0.0.1:9", Scope::All);
-    assert!(eventually(PATIENCE, || n.topic_list() == ["/fine"]));
+    assert!(eventually(|| n.topic_list() == ["/fine"]));
     assert!(n.stats().discovery_dropped >= before + 5, "{:?}", n.stats());
 }
 
@@ -270,7 +256,7 @@ fn other_partitions_and_service_publishers_are_not_listed() {
     service.pub_type = Some(PubType::SrvPub(Default::default()));
     peer.send(peer.msg(DiscoveryType::Advertise, Some(DiscContents::Pub(service))));
     peer.advertise(&n, "/mine", "tcp://127.0.0.1:9", Scope::All);
-    assert!(eventually(PATIENCE, || !n.topic_list().is_empty()));
+    assert!(eventually(|| !n.topic_list().is_empty()));
     assert_eq!(n.topic_list(), ["/mine"]);
 }
 
@@ -300,7 +286,7 @@ fn malformed_data_frames_are_dropped_counted_and_survived() {
         &[t, b"", b"", b"gz.msgs.Double"],
         &[t, address.as_bytes(), b"", &[0xff, 0xfe]],
     ];
-    assert!(eventually(PATIENCE, || {
+    assert!(eventually(|| {
         for frames in malformed {
             publisher.send_multipart(frames.iter().copied(), 0).unwrap();
         }
@@ -456,15 +442,13 @@ fn subscribers_reps_follow_partition_scope_and_expiry_rules() {
     assert_eq!(n.topic_subscribers("/cmd").unwrap().len(), 1);
     // The answering process goes silent: its subscriptions expire with it.
     let since = Instant::now();
-    assert!(eventually(PATIENCE, || n
-        .subscribed_topic_list()
-        .is_empty()));
+    assert!(eventually(|| n.subscribed_topic_list().is_empty()));
     assert!(since.elapsed() >= Node::SILENCE_INTERVAL - Duration::from_millis(500));
     // And BYE forgets them at once.
     rep(&fqn(&n, "/cmd"), Scope::All, "gz.msgs.Double");
     assert!(n.wait_for_remote_subscribers("/cmd", PATIENCE));
     peer.send(peer.msg(DiscoveryType::Bye, None));
-    assert!(eventually(Duration::from_secs(2), || n
+    assert!(eventually_within(Duration::from_secs(2), || n
         .subscribed_topic_list()
         .is_empty()));
 }
@@ -480,6 +464,6 @@ fn unknown_future_discovery_types_are_dropped_and_counted() {
         peer.send(m);
     }
     peer.advertise(&n, "/after", "tcp://127.0.0.1:9", Scope::All);
-    assert!(eventually(PATIENCE, || n.topic_list() == ["/after"]));
+    assert!(eventually(|| n.topic_list() == ["/after"]));
     assert!(n.stats().discovery_dropped >= before + 3, "{:?}", n.stats());
 }

@@ -11,6 +11,15 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
+/// A thread's wake-up pipe, both ends non-blocking: (the end written to, the end the thread
+/// polls).
+pub(crate) fn wake_pair() -> std::io::Result<(UnixStream, UnixStream)> {
+    let (waker, woken) = UnixStream::pair()?;
+    waker.set_nonblocking(true)?;
+    woken.set_nonblocking(true)?;
+    Ok((waker, woken))
+}
+
 /// A peer that sent nothing for this long is considered gone (gz-transport's silence interval).
 pub(crate) const SILENCE_INTERVAL: Duration = Duration::from_secs(3);
 

@@ -8,6 +8,8 @@
 
 use prost::Message;
 
+use crate::proto::proto_message;
+
 /// The discovery wire version spoken by gz-transport 8 to 15 without topic statistics.
 /// Peers drop every datagram whose version differs, and so do we.
 pub(crate) const WIRE_VERSION: u32 = 10;
@@ -59,20 +61,15 @@ pub(crate) enum DiscoveryType {
     SubscribersRep = 9,
 }
 
-/// `ignition.msgs.Discovery.Flags`
-#[derive(Clone, Copy, PartialEq, prost::Message)]
-pub(crate) struct Flags {
-    #[prost(bool, tag = "1")]
-    pub relay: bool,
-    #[prost(bool, tag = "2")]
-    pub no_relay: bool,
+proto_message! {
+    /// `ignition.msgs.Discovery.Flags`
+    #[derive(Copy)]
+    pub(crate) struct Flags { relay: bool = 1, no_relay: bool = 2 }
 }
 
-/// `ignition.msgs.Discovery.Subscriber`
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct Subscriber {
-    #[prost(string, tag = "1")]
-    pub topic: String,
+proto_message! {
+    /// `ignition.msgs.Discovery.Subscriber`
+    pub(crate) struct Subscriber { topic: String = 1 }
 }
 
 /// `ignition.msgs.Discovery.Publisher.Scope`
@@ -84,29 +81,18 @@ pub(crate) enum Scope {
     All = 2,
 }
 
-/// `ignition.msgs.Discovery.Publisher.MessagePublisher`
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct MessagePublisher {
-    #[prost(string, tag = "1")]
-    pub ctrl: String,
-    #[prost(string, tag = "2")]
-    pub msg_type: String,
-    #[prost(bool, tag = "3")]
-    pub throttled: bool,
-    #[prost(uint64, tag = "4")]
-    pub msgs_per_sec: u64,
+proto_message! {
+    /// `ignition.msgs.Discovery.Publisher.MessagePublisher`
+    pub(crate) struct MessagePublisher {
+        ctrl: String = 1, msg_type: String = 2, throttled: bool = 3,
+        #[prost(uint64, tag = 4)] msgs_per_sec: u64,
+    }
 }
 
-/// `ignition.msgs.Discovery.Publisher.ServicePublisher` (decoded so service traffic on a
-/// shared port parses; we host no services)
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct ServicePublisher {
-    #[prost(string, tag = "1")]
-    pub socket_id: String,
-    #[prost(string, tag = "2")]
-    pub request_type: String,
-    #[prost(string, tag = "3")]
-    pub response_type: String,
+proto_message! {
+    /// `ignition.msgs.Discovery.Publisher.ServicePublisher` (decoded so service traffic on a
+    /// shared port parses; we host no services)
+    pub(crate) struct ServicePublisher { socket_id: String = 1, request_type: String = 2, response_type: String = 3 }
 }
 
 /// `ignition.msgs.Discovery.Publisher.pub_type`
@@ -118,21 +104,13 @@ pub(crate) enum PubType {
     SrvPub(ServicePublisher),
 }
 
-/// `ignition.msgs.Discovery.Publisher`
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct Publisher {
-    #[prost(string, tag = "1")]
-    pub topic: String,
-    #[prost(string, tag = "2")]
-    pub address: String,
-    #[prost(string, tag = "3")]
-    pub process_uuid: String,
-    #[prost(string, tag = "4")]
-    pub node_uuid: String,
-    #[prost(enumeration = "Scope", tag = "5")]
-    pub scope: i32,
-    #[prost(oneof = "PubType", tags = "6, 7")]
-    pub pub_type: Option<PubType>,
+proto_message! {
+    /// `ignition.msgs.Discovery.Publisher`
+    pub(crate) struct Publisher {
+        topic: String = 1, address: String = 2, process_uuid: String = 3, node_uuid: String = 4,
+        #[prost(enumeration = "Scope", tag = 5)] scope: i32,
+        #[prost(oneof = "PubType", tags = "6, 7")] pub_type: Option<PubType>,
+    }
 }
 
 impl Publisher {
@@ -154,21 +132,14 @@ pub(crate) enum DiscContents {
     Pub(Publisher),
 }
 
-/// `ignition.msgs.Discovery`
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct Discovery {
-    #[prost(message, optional, tag = "1")]
-    pub header: Option<crate::msgs::Header>,
-    #[prost(uint32, tag = "2")]
-    pub version: u32,
-    #[prost(string, tag = "3")]
-    pub process_uuid: String,
-    #[prost(enumeration = "DiscoveryType", tag = "4")]
-    pub r#type: i32,
-    #[prost(message, optional, tag = "5")]
-    pub flags: Option<Flags>,
-    #[prost(oneof = "DiscContents", tags = "6, 7")]
-    pub disc_contents: Option<DiscContents>,
+proto_message! {
+    /// `ignition.msgs.Discovery`
+    pub(crate) struct Discovery {
+        header: Option<crate::msgs::Header> = 1, version: u32 = 2, process_uuid: String = 3,
+        #[prost(enumeration = "DiscoveryType", tag = 4)] r#type: i32,
+        flags: Option<Flags> = 5,
+        #[prost(oneof = "DiscContents", tags = "6, 7")] disc_contents: Option<DiscContents>,
+    }
 }
 
 impl Discovery {

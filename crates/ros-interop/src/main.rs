@@ -112,36 +112,24 @@ fn main() -> anyhow::Result<()> {
             type_name,
             seed,
             timeout_s,
-        } => {
-            let node = executor.create_node("rs_service_peer")?;
-            types::with_service_type(
-                &type_name,
-                ServicePeer {
-                    executor: &mut executor,
-                    node: &node,
-                    seed,
-                    timeout: secs(timeout_s)?,
-                    role: Role::Serve,
-                },
-            )
-        }
+        } => service_peer(
+            &mut executor,
+            Role::Serve,
+            &type_name,
+            seed,
+            secs(timeout_s)?,
+        ),
         Mode::Call {
             type_name,
             seed,
             timeout_s,
-        } => {
-            let node = executor.create_node("rs_client_peer")?;
-            types::with_service_type(
-                &type_name,
-                ServicePeer {
-                    executor: &mut executor,
-                    node: &node,
-                    seed,
-                    timeout: secs(timeout_s)?,
-                    role: Role::Call,
-                },
-            )
-        }
+        } => service_peer(
+            &mut executor,
+            Role::Call,
+            &type_name,
+            seed,
+            secs(timeout_s)?,
+        ),
         Mode::Params { timeout_s } => params(&mut executor, secs(timeout_s)?),
         Mode::ActionServer { timeout_s } => fibonacci_server(&mut executor, secs(timeout_s)?),
         Mode::Selftest => selftest(&context),
@@ -227,6 +215,30 @@ impl MessageVisitor for TopicPeer<'_> {
 enum Role {
     Serve,
     Call,
+}
+
+/// Serves or calls (`role`) the service type `type_name` from a node of its own.
+fn service_peer(
+    executor: &mut Executor,
+    role: Role,
+    type_name: &str,
+    seed: u64,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let node = executor.create_node(match role {
+        Role::Serve => "rs_service_peer",
+        Role::Call => "rs_client_peer",
+    })?;
+    types::with_service_type(
+        type_name,
+        ServicePeer {
+            executor,
+            node: &node,
+            seed,
+            timeout,
+            role,
+        },
+    )
 }
 
 struct ServicePeer<'a> {

@@ -148,10 +148,20 @@ impl<T: Pattern + SequenceAlloc, const N: usize> Pattern for BoundedSequence<T, 
     }
 }
 
-/// Implements [`Pattern`] for a message (field list in IDL order) and its rmw twin.
+/// Implements [`Pattern`] for a message (field list in IDL order) and its rmw twin;
+/// `pkg::msg::{A, B} { … }` for messages with the same fields.
 #[macro_export]
 macro_rules! message_pattern {
-    ($($pkg:ident :: $kind:ident :: $name:ident { $($field:ident),* };)*) => {$(
+    ($($pkg:ident :: $kind:ident :: $names:tt $fields:tt;)*) => {$(
+        $crate::message_pattern!(@each $pkg::$kind::$names $fields);
+    )*};
+    (@each $pkg:ident :: $kind:ident :: { $($name:ident),+ } $fields:tt) => {$(
+        $crate::message_pattern!(@one $pkg::$kind::$name $fields);
+    )+};
+    (@each $pkg:ident :: $kind:ident :: $name:ident $fields:tt) => {
+        $crate::message_pattern!(@one $pkg::$kind::$name $fields);
+    };
+    (@one $pkg:ident :: $kind:ident :: $name:ident { $($field:ident),* }) => {
         impl $crate::pattern::Pattern for ros_env::$pkg::$kind::$name {
             #[allow(unused_mut, unused_variables)]
             fn pattern(seed: u64) -> Self {
@@ -173,5 +183,5 @@ macro_rules! message_pattern {
                 .into_owned()
             }
         }
-    )*};
+    };
 }

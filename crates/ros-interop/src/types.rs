@@ -10,30 +10,13 @@ message_pattern! {
     std_msgs::msg::MultiArrayLayout { dim, data_offset };
     std_msgs::msg::Float64MultiArray { layout, data };
     sensor_msgs::msg::JointState { header, name, position, velocity, effort };
-    test_msgs::msg::BasicTypes {
+    // Defaults: the same fields, with IDL default values.
+    test_msgs::msg::{BasicTypes, Defaults} {
         bool_value, byte_value, char_value, float32_value, float64_value, int8_value,
         uint8_value, int16_value, uint16_value, int32_value, uint32_value, int64_value,
         uint64_value
     };
-    test_msgs::msg::Arrays {
-        bool_values, byte_values, char_values, float32_values, float64_values, int8_values,
-        uint8_values, int16_values, uint16_values, int32_values, uint32_values, int64_values,
-        uint64_values, string_values, basic_types_values, constants_values, defaults_values,
-        bool_values_default, byte_values_default, char_values_default, float32_values_default,
-        float64_values_default, int8_values_default, uint8_values_default, int16_values_default,
-        uint16_values_default, int32_values_default, uint32_values_default, int64_values_default,
-        uint64_values_default, string_values_default, alignment_check
-    };
-    test_msgs::msg::BoundedSequences {
-        bool_values, byte_values, char_values, float32_values, float64_values, int8_values,
-        uint8_values, int16_values, uint16_values, int32_values, uint32_values, int64_values,
-        uint64_values, string_values, basic_types_values, constants_values, defaults_values,
-        bool_values_default, byte_values_default, char_values_default, float32_values_default,
-        float64_values_default, int8_values_default, uint8_values_default, int16_values_default,
-        uint16_values_default, int32_values_default, uint32_values_default, int64_values_default,
-        uint64_values_default, string_values_default, alignment_check
-    };
-    test_msgs::msg::UnboundedSequences {
+    test_msgs::msg::{Arrays, BoundedSequences, UnboundedSequences} {
         bool_values, byte_values, char_values, float32_values, float64_values, int8_values,
         uint8_values, int16_values, uint16_values, int32_values, uint32_values, int64_values,
         uint64_values, string_values, basic_types_values, constants_values, defaults_values,
@@ -62,11 +45,6 @@ message_pattern! {
     // Empty structs: the C placeholder member is not on the wire and not in rclpy.
     test_msgs::msg::Constants {};
     test_msgs::msg::Empty {};
-    test_msgs::msg::Defaults {
-        bool_value, byte_value, char_value, float32_value, float64_value, int8_value,
-        uint8_value, int16_value, uint16_value, int32_value, uint32_value, int64_value,
-        uint64_value
-    };
     test_msgs::msg::MultiNested {
         array_of_arrays, array_of_bounded_sequences, array_of_unbounded_sequences,
         bounded_sequence_of_arrays, bounded_sequence_of_bounded_sequences,
@@ -78,26 +56,12 @@ message_pattern! {
         array_of_wstrings, bounded_sequence_of_wstrings, unbounded_sequence_of_wstrings
     };
     test_msgs::msg::Builtins { duration_value, time_value };
-    test_msgs::srv::BasicTypes_Request {
+    test_msgs::srv::{BasicTypes_Request, BasicTypes_Response} {
         bool_value, byte_value, char_value, float32_value, float64_value, int8_value,
         uint8_value, int16_value, uint16_value, int32_value, uint32_value, int64_value,
         uint64_value, string_value
     };
-    test_msgs::srv::BasicTypes_Response {
-        bool_value, byte_value, char_value, float32_value, float64_value, int8_value,
-        uint8_value, int16_value, uint16_value, int32_value, uint32_value, int64_value,
-        uint64_value, string_value
-    };
-    test_msgs::srv::Arrays_Request {
-        bool_values, byte_values, char_values, float32_values, float64_values, int8_values,
-        uint8_values, int16_values, uint16_values, int32_values, uint32_values, int64_values,
-        uint64_values, string_values, basic_types_values, constants_values, defaults_values,
-        bool_values_default, byte_values_default, char_values_default, float32_values_default,
-        float64_values_default, int8_values_default, uint8_values_default, int16_values_default,
-        uint16_values_default, int32_values_default, uint32_values_default, int64_values_default,
-        uint64_values_default, string_values_default
-    };
-    test_msgs::srv::Arrays_Response {
+    test_msgs::srv::{Arrays_Request, Arrays_Response} {
         bool_values, byte_values, char_values, float32_values, float64_values, int8_values,
         uint8_values, int16_values, uint16_values, int32_values, uint32_values, int64_values,
         uint64_values, string_values, basic_types_values, constants_values, defaults_values,

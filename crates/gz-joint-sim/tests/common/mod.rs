@@ -9,6 +9,9 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use gz_joint_sim::World;
+use gz_transport::{MsgsPrefix, Node, NodeOptions};
+
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
 pub const UR3E_STATE_TOPIC: &str =
     "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state";
@@ -34,6 +37,30 @@ pub fn loopback_only() {
 /// A partition no other test (or test run) shares.
 pub fn partition(test: &str) -> String {
     format!("gzjs-{}-{test}", std::process::id())
+}
+
+/// A node of this process in `partition`, speaking `msgs_prefix` (its traffic on loopback,
+/// after [`loopback_only`]).
+pub fn loopback_node(partition: &str, msgs_prefix: MsgsPrefix) -> Node {
+    Node::with_options(NodeOptions {
+        partition: Some(partition.to_owned()),
+        namespace: None,
+        msgs_prefix,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// The world `text` loaded from a file `file_name` of its own (written to a scratch
+/// directory for `test`, removed once loaded), with no resource paths.
+pub fn world_from_text(test: &str, file_name: &str, text: &str) -> World {
+    let dir = std::env::temp_dir().join(format!("gz-joint-sim-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(file_name);
+    std::fs::write(&file, text).unwrap();
+    let world = World::load_with_resource_paths(&file, &[]).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    world
 }
 
 pub fn sdf(name: &str) -> PathBuf {

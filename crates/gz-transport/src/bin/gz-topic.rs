@@ -111,23 +111,16 @@ fn run(args: Args) -> Result<()> {
         if publishers.is_empty() && subscribers.is_empty() {
             bail!("no publishers or subscribers on {topic}");
         }
-        // The layout of `gz topic -i` (gz-transport 13).
-        if publishers.is_empty() {
-            println!("No publishers on topic [{topic}]");
-        } else {
-            println!("Publishers [Address, Message Type]:");
-            for p in publishers {
-                println!("  {}, {}", p.address, p.type_name);
-            }
-        }
-        if subscribers.is_empty() {
-            println!("No subscribers on topic [{topic}]");
-        } else {
-            println!("Subscribers [Address, Message Type]:");
-            for s in subscribers {
-                println!("  {}, {}", s.address, s.type_name);
-            }
-        }
+        let publishers: Vec<_> = publishers
+            .iter()
+            .map(|p| (&p.address, &p.type_name))
+            .collect();
+        let subscribers: Vec<_> = subscribers
+            .iter()
+            .map(|s| (&s.address, &s.type_name))
+            .collect();
+        print_endpoints("Publishers", &topic, &publishers);
+        print_endpoints("Subscribers", &topic, &subscribers);
         Ok(())
     } else if args.echo {
         echo(
@@ -144,29 +137,27 @@ fn run(args: Args) -> Result<()> {
     }
 }
 
+/// One half of `gz topic -i`'s layout (gz-transport 13): the `kind` of endpoints
+/// (`Publishers`, `Subscribers`) of `topic` with their addresses and message types.
+fn print_endpoints(kind: &str, topic: &str, endpoints: &[(&String, &String)]) {
+    if endpoints.is_empty() {
+        println!("No {} on topic [{topic}]", kind.to_lowercase());
+        return;
+    }
+    println!("{kind} [Address, Message Type]:");
+    for (address, type_name) in endpoints {
+        println!("  {address}, {type_name}");
+    }
+}
+
 /// Listen to discovery for up to `window`, asking for subscribers (SUBSCRIBERS_REQ) at the
 /// start and every second after; once `found` holds, allow a short grace for the remaining
 /// answers (they come within milliseconds on one host) and return early.
 fn listen(node: &Node, window: Duration, found: impl Fn() -> bool) {
-    const ASK_EVERY: Duration = Duration::from_secs(1);
     const GRACE: Duration = Duration::from_millis(300);
-    let start = Instant::now();
-    let deadline = start + window;
-    let mut next_ask = start;
-    loop {
-        let now = Instant::now();
-        if now >= next_ask {
-            node.request_subscribers();
-            next_ask = now + ASK_EVERY;
-        }
-        if found() {
-            std::thread::sleep(GRACE.min(deadline.saturating_duration_since(now)));
-            return;
-        }
-        if now >= deadline {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20).min(deadline - now));
+    let deadline = Instant::now() + window;
+    if node.watch_subscribers(deadline, found) {
+        std::thread::sleep(GRACE.min(deadline.saturating_duration_since(Instant::now())));
     }
 }
 

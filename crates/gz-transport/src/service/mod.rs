@@ -46,6 +46,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
 use crate::net::DiscoverySockets;
+use crate::threads::wake_pair;
 use crate::types::bump;
 use crate::Error;
 use link::Link;
@@ -198,16 +199,9 @@ impl ServiceRuntime {
         let responses = bind("service responses")?;
         let address =
             |l: &TcpListener| -> Result<String, Error> { Ok(format!("tcp://{}", l.local_addr()?)) };
-        let disc = DiscoverySockets::open(cfg.multicast_group, cfg.srv_port, &cfg.interfaces)
-            .map_err(|source| Error::Discovery {
-                group: cfg.multicast_group.to_string(),
-                port: cfg.srv_port,
-                source,
-            })?;
-        disc.recv.set_nonblocking(true)?;
-        let (wake_tx, wake_rx) = UnixStream::pair()?;
-        wake_rx.set_nonblocking(true)?;
-        wake_tx.set_nonblocking(true)?;
+        let disc =
+            DiscoverySockets::open_polled(cfg.multicast_group, cfg.srv_port, &cfg.interfaces)?;
+        let (wake_tx, wake_rx) = wake_pair()?;
         let prefix = crate::names::partition_prefix(&cfg.partition);
         let services = Arc::new(Services {
             replier_address: address(&replier)?,

@@ -5,22 +5,36 @@ use std::time::Duration;
 use gz_transport::msgs::{Double, Model};
 use gz_transport::{Delivery, Error, MessageInfo, MsgsPrefix, Node, Subscription};
 
-use crate::support::{eventually, inbox, node, partition, Inbox, PATIENCE};
+use std::sync::mpsc::Sender;
+
+use crate::support::{counted, doubles_on, eventually, inbox, node, partition, Inbox, PATIENCE};
 
 fn double(data: f64) -> Double {
     Double { header: None, data }
 }
 
-/// A subscription of `node` to the `Double`s on `topic`, collecting them.
-fn doubles_on(node: &Node, topic: &str) -> (Subscription, Inbox<f64>) {
-    let got = inbox::<f64>();
-    let sink = got.clone();
+/// A `Delivery::Latest` subscription of `node` to the `Double`s on `topic`, collecting them,
+/// whose first message holds the receive thread until a `()` is sent on the returned sender:
+/// what is published meanwhile is written to its socket (published without a queue: on
+/// loopback, in the subscriber's socket buffer), so it reaches it in one read.
+fn latest_held_back(node: &Node, topic: &str) -> (Subscription, Inbox<f64>, Sender<()>) {
+    let latest = inbox::<f64>();
+    let (sink, busy_once) = (latest.clone(), Arc::new(AtomicUsize::new(0)));
+    let (sent, all_sent) = std::sync::mpsc::channel::<()>();
     let subscription = node
-        .subscribe(topic, move |m: Double, info: &MessageInfo| {
-            sink.lock().unwrap().push((m.data, info.clone()));
-        })
+        .subscribe_with(
+            topic,
+            Delivery::Latest,
+            move |m: Double, info: &MessageInfo| {
+                sink.lock().unwrap().push((m.data, info.clone()));
+                if busy_once.fetch_add(1, Ordering::SeqCst) == 0 {
+                    let released = all_sent.recv_timeout(PATIENCE);
+                    assert!(released.is_ok(), "the other messages were never sent");
+                }
+            },
+        )
         .unwrap();
-    (subscription, got)
+    (subscription, latest, sent)
 }
 
 /// `wait_for_subscribers` returns only once the subscriber's connection is complete, so the
@@ -103,13 +117,7 @@ fn subscriptions_count_per_topic_and_in_the_nodes_total() {
 fn a_subscription_waits_quietly_for_a_publisher() {
     let p = partition("late");
     let sub_node = node(&p, MsgsPrefix::Gz);
-    let got = inbox::<f64>();
-    let g = got.clone();
-    let _sub = sub_node
-        .subscribe("/late", move |m: Double, i: &MessageInfo| {
-            g.lock().unwrap().push((m.data, i.clone()))
-        })
-        .unwrap();
+    let (_sub, got) = doubles_on(&sub_node, "/late");
     assert!(!sub_node.wait_for_publishers("/late", Duration::from_millis(300)));
     let pub_node = node(&p, MsgsPrefix::Gz);
     let publisher = pub_node.advertise::<Double>("/late").unwrap();
@@ -126,15 +134,11 @@ fn wrong_type_and_bad_payload_are_dropped_counted_and_survived() {
     let pub_node = node(&p, MsgsPrefix::Gz);
     let sub_node = node(&p, MsgsPrefix::Gz);
     let typed = Arc::new(AtomicUsize::new(0));
-    let raw = Arc::new(AtomicUsize::new(0));
     let t = typed.clone();
     let _typed = sub_node.subscribe("/x", move |_: Double, _: &MessageInfo| {
         t.fetch_add(1, Ordering::SeqCst);
     });
-    let r = raw.clone();
-    let _raw = sub_node.subscribe_raw("/x", move |_, _| {
-        r.fetch_add(1, Ordering::SeqCst);
-    });
+    let (_raw, raw) = counted(&sub_node, "/x");
     // A Model on a topic the typed subscriber expects Doubles on: only the raw one gets it.
     let models = pub_node.advertise::<Model>("/x").unwrap();
     assert!(eventually(PATIENCE, || {
@@ -180,13 +184,7 @@ fn callbacks_run_on_the_receive_thread_and_may_publish() {
             e.publish(&double(m.data * 2.0)).unwrap();
         })
         .unwrap();
-    let got = inbox::<f64>();
-    let g = got.clone();
-    let _echoes = n
-        .subscribe("/echo", move |m: Double, i: &MessageInfo| {
-            g.lock().unwrap().push((m.data, i.clone()))
-        })
-        .unwrap();
+    let (_echoes, got) = doubles_on(&n, "/echo");
     let ping = n.advertise::<Double>("/ping").unwrap();
     assert!(eventually(PATIENCE, || {
         ping.publish(&double(21.0)).unwrap();
@@ -251,16 +249,8 @@ fn partitions_are_kept_apart_in_process() {
     let pub1 = node(&p1, MsgsPrefix::Gz);
     let sub1 = node(&p1, MsgsPrefix::Gz);
     let sub2 = node(&p2, MsgsPrefix::Gz);
-    let n1 = Arc::new(AtomicUsize::new(0));
-    let n2 = Arc::new(AtomicUsize::new(0));
-    let c1 = n1.clone();
-    let _s1 = sub1.subscribe_raw("/x", move |_, _| {
-        c1.fetch_add(1, Ordering::SeqCst);
-    });
-    let c2 = n2.clone();
-    let _s2 = sub2.subscribe_raw("/x", move |_, _| {
-        c2.fetch_add(1, Ordering::SeqCst);
-    });
+    let (_s1, n1) = counted(&sub1, "/x");
+    let (_s2, n2) = counted(&sub2, "/x");
     let publisher = pub1.advertise::<Double>("/x").unwrap();
     assert!(eventually(PATIENCE, || {
         publisher.publish(&double(1.0)).unwrap();
@@ -340,13 +330,7 @@ fn the_last_message_before_a_publisher_leaves_is_delivered() {
     // must not drop the connection before reading what is already on its way.
     let p = partition("last");
     let sub_node = node(&p, MsgsPrefix::Gz);
-    let got = inbox::<f64>();
-    let g = got.clone();
-    let _s = sub_node
-        .subscribe("/last", move |m: Double, i: &MessageInfo| {
-            g.lock().unwrap().push((m.data, i.clone()))
-        })
-        .unwrap();
+    let (_s, got) = doubles_on(&sub_node, "/last");
     for round in 0..5 {
         let pub_node = node(&p, MsgsPrefix::Gz);
         let publisher = pub_node.advertise::<Double>("/last").unwrap();
@@ -377,25 +361,7 @@ fn the_last_message_before_a_publisher_leaves_is_delivered() {
 fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
     let p = partition("latest");
     let sub_node = node(&p, MsgsPrefix::Gz);
-    let latest = inbox::<f64>();
-    let (sink, busy_once) = (latest.clone(), Arc::new(AtomicUsize::new(0)));
-    let (sent, all_sent) = std::sync::mpsc::channel::<()>();
-    let _latest = sub_node
-        .subscribe_with(
-            "/state",
-            Delivery::Latest,
-            move |m: Double, info: &MessageInfo| {
-                sink.lock().unwrap().push((m.data, info.clone()));
-                // The first message holds the receive thread until the rest were written to
-                // its socket (published without a queue: on loopback, in the subscriber's
-                // socket buffer), so they reach it in one read.
-                if busy_once.fetch_add(1, Ordering::SeqCst) == 0 {
-                    let released = all_sent.recv_timeout(PATIENCE);
-                    assert!(released.is_ok(), "the other messages were never sent");
-                }
-            },
-        )
-        .unwrap();
+    let (_latest, latest, sent) = latest_held_back(&sub_node, "/state");
     let (_every, every) = doubles_on(&sub_node, "/state");
     let pub_node = node(&p, MsgsPrefix::Gz);
     let publisher = pub_node.advertise::<Double>("/state").unwrap();
@@ -443,25 +409,7 @@ fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
 fn a_latest_subscription_gets_the_newest_decodable_message_not_an_undecodable_newer_one() {
     let p = partition("latest_bad");
     let sub_node = node(&p, MsgsPrefix::Gz);
-    let latest = inbox::<f64>();
-    let (sink, busy_once) = (latest.clone(), Arc::new(AtomicUsize::new(0)));
-    let (sent, all_sent) = std::sync::mpsc::channel::<()>();
-    let _latest = sub_node
-        .subscribe_with(
-            "/state",
-            Delivery::Latest,
-            move |m: Double, info: &MessageInfo| {
-                sink.lock().unwrap().push((m.data, info.clone()));
-                // The first message holds the receive thread until the rest were written to
-                // its socket (published without a queue: on loopback, in the subscriber's
-                // socket buffer), so they reach it in one read.
-                if busy_once.fetch_add(1, Ordering::SeqCst) == 0 {
-                    let released = all_sent.recv_timeout(PATIENCE);
-                    assert!(released.is_ok(), "the other messages were never sent");
-                }
-            },
-        )
-        .unwrap();
+    let (_latest, latest, sent) = latest_held_back(&sub_node, "/state");
     let pub_node = node(&p, MsgsPrefix::Gz);
     let publisher = pub_node.advertise::<Double>("/state").unwrap();
     assert!(publisher.wait_for_subscribers(PATIENCE));

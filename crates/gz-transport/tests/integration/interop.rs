@@ -2,10 +2,10 @@ use std::time::Duration;
 
 use gz_transport::msgs::{Axis, Double, Joint, Model};
 use gz_transport::text::TextFormat;
-use gz_transport::{MessageInfo, MsgsPrefix};
+use gz_transport::MsgsPrefix;
 
 use crate::support::{
-    eventually, inbox, node, partition, ChildGuard, GZ_TOPIC, IGN_TOPIC, PATIENCE,
+    doubles_on, eventually, node, partition, ChildGuard, GZ_TOPIC, IGN_TOPIC, PATIENCE,
 };
 
 /// How many `ign topic -p` processes we start per value at most. Each publishes once, ~0.8 s
@@ -18,13 +18,7 @@ const ATTEMPTS_PER_VALUE: usize = 15;
 fn our_subscriber_receives_four_successive_ign_publishers() {
     let p = partition("ign4");
     let sub = node(&p, MsgsPrefix::Ignition);
-    let got = inbox::<f64>();
-    let g = got.clone();
-    let _s = sub
-        .subscribe("/x", move |m: Double, i: &MessageInfo| {
-            g.lock().unwrap().push((m.data, i.clone()))
-        })
-        .unwrap();
+    let (_s, got) = doubles_on(&sub, "/x");
     let mut processes = 0;
     let mut publishers = std::collections::BTreeSet::new();
     for value in [1.25, 2.25, 3.25, 4.25] {

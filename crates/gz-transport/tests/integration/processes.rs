@@ -1,11 +1,12 @@
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use gz_transport::msgs::{Double, Model};
 use gz_transport::{MessageInfo, MsgsPrefix};
 
-use crate::support::{eventually, inbox, node, partition, ChildGuard, GZ_TOPIC, PATIENCE};
+use crate::support::{
+    counted, doubles_on, eventually, inbox, node, partition, ChildGuard, GZ_TOPIC, PATIENCE,
+};
 
 /// A `gz-topic` process publishing `Double{data}` on `topic` at 20 Hz until killed.
 fn double_publisher(p: &str, topic: &str, data: f64) -> ChildGuard {
@@ -32,13 +33,7 @@ fn double_publisher(p: &str, topic: &str, data: f64) -> ChildGuard {
 fn several_publisher_processes_reach_one_subscriber() {
     let p = partition("several");
     let sub = node(&p, MsgsPrefix::Gz);
-    let got = inbox::<f64>();
-    let g = got.clone();
-    let _s = sub
-        .subscribe("/multi", move |m: Double, i: &MessageInfo| {
-            g.lock().unwrap().push((m.data, i.clone()))
-        })
-        .unwrap();
+    let (_s, got) = doubles_on(&sub, "/multi");
     let _publishers: Vec<ChildGuard> = (1..=3)
         .map(|i| double_publisher(&p, "/multi", i as f64))
         .collect();
@@ -87,13 +82,7 @@ fn publisher_process_started_after_the_subscriber_process() {
 fn publisher_killed_and_restarted_is_found_again() {
     let p = partition("restart");
     let sub = node(&p, MsgsPrefix::Gz);
-    let got = inbox::<f64>();
-    let g = got.clone();
-    let _s = sub
-        .subscribe("/r", move |m: Double, i: &MessageInfo| {
-            g.lock().unwrap().push((m.data, i.clone()))
-        })
-        .unwrap();
+    let (_s, got) = doubles_on(&sub, "/r");
     let mut first = double_publisher(&p, "/r", 1.0);
     assert!(eventually(PATIENCE, || got
         .lock()
@@ -119,15 +108,8 @@ fn partitions_are_kept_apart_across_processes() {
     let (p1, p2) = (partition("procA"), partition("procB"));
     let sub1 = node(&p1, MsgsPrefix::Gz);
     let sub2 = node(&p2, MsgsPrefix::Gz);
-    let (n1, n2) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let c1 = n1.clone();
-    let _s1 = sub1.subscribe_raw("/x", move |_, _| {
-        c1.fetch_add(1, Ordering::SeqCst);
-    });
-    let c2 = n2.clone();
-    let _s2 = sub2.subscribe_raw("/x", move |_, _| {
-        c2.fetch_add(1, Ordering::SeqCst);
-    });
+    let (_s1, n1) = counted(&sub1, "/x");
+    let (_s2, n2) = counted(&sub2, "/x");
     let _publisher = double_publisher(&p1, "/x", 1.0);
     assert!(eventually(PATIENCE, || n1.load(Ordering::SeqCst) >= 20));
     assert_eq!(

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use gz_transport::msgs::{Boolean, StringMsg, WorldControl};
-use gz_transport::{MsgsPrefix, ServiceError};
+use gz_transport::{MsgsPrefix, Node, ServiceError, ServiceResponder};
 
 use crate::support::{eventually, node, partition, ChildGuard, PATIENCE};
 
@@ -65,6 +65,17 @@ fn run(program: &str, args: &[&str], partition: &str) -> (bool, String) {
 }
 
 /// Our node offers an echo service and world control; `ign service` finds and calls them.
+/// `n`'s responder of `/world/w/control` that answers each request's `pause`.
+fn pause_echoing_control(n: &Node) -> ServiceResponder {
+    n.advertise_service("/world/w/control", |req: WorldControl| {
+        Some(Boolean {
+            header: None,
+            data: req.pause,
+        })
+    })
+    .unwrap()
+}
+
 #[test]
 fn ign_service_lists_describes_and_calls_our_responders() {
     let p = partition("ignsrv");
@@ -80,14 +91,7 @@ fn ign_service_lists_describes_and_calls_our_responders() {
             })
         })
         .unwrap();
-    let _control = n
-        .advertise_service("/world/w/control", |req: WorldControl| {
-            Some(Boolean {
-                header: None,
-                data: req.pause,
-            })
-        })
-        .unwrap();
+    let _control = pause_echoing_control(&n);
     // `-l` prints what it heard while it listened; on starved cores a window can pass without
     // our once-a-second advertisement, so ask again.
     let listed = eventually(PATIENCE, || {
@@ -202,14 +206,7 @@ fn our_requests_get_the_cpp_responders_answers() {
 fn gz_service_lists_describes_and_calls() {
     let p = partition("gzsrv");
     let n = node(&p, MsgsPrefix::Gz);
-    let _control = n
-        .advertise_service("/world/w/control", |req: WorldControl| {
-            Some(Boolean {
-                header: None,
-                data: req.pause,
-            })
-        })
-        .unwrap();
+    let _control = pause_echoing_control(&n);
     let listed = eventually(PATIENCE, || {
         let (ok, out) = run(GZ_SERVICE, &["-l"], &p);
         ok && out == "/world/w/control"

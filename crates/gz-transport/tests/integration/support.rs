@@ -1,11 +1,12 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
-use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::msgs::Double;
+use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
 
 /// The real C++ peer (Debian `ignition-transport-cli`).
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
@@ -66,6 +67,30 @@ pub type Inbox<T> = Arc<Mutex<Vec<(T, MessageInfo)>>>;
 
 pub fn inbox<T>() -> Inbox<T> {
     Arc::new(Mutex::new(Vec::new()))
+}
+
+/// A raw subscription of `node` to `topic` that counts what arrives.
+pub fn counted(node: &Node, topic: &str) -> (Subscription, Arc<AtomicUsize>) {
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = count.clone();
+    let subscription = node
+        .subscribe_raw(topic, move |_, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    (subscription, count)
+}
+
+/// A subscription of `node` to the `Double`s on `topic`, collecting them.
+pub fn doubles_on(node: &Node, topic: &str) -> (Subscription, Inbox<f64>) {
+    let got = inbox::<f64>();
+    let sink = got.clone();
+    let subscription = node
+        .subscribe(topic, move |m: Double, info: &MessageInfo| {
+            sink.lock().unwrap().push((m.data, info.clone()));
+        })
+        .unwrap();
+    (subscription, got)
 }
 
 /// Prefix of the stderr lines among a child's lines.
