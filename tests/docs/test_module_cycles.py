@@ -88,6 +88,7 @@ class Crate:
         self.defs = {}  # module -> set of names
         self.reexports = {}  # module -> {name: absolute path list}
         self.globs = {}  # module -> [absolute module paths]
+        self.macros = {}  # #[macro_export] macro name -> the module that defines it
         for root in ['lib.rs', 'main.rs'] + [f'bin/{p.name}' for p in sorted((src / 'bin').glob('*.rs'))]:
             if (src / root).exists():
                 self.load(root, src / root, root_file=True)
@@ -108,6 +109,8 @@ class Crate:
         self.modules[module] = text
         self.defs[module] = (set(DEFINITION.findall(text)) | set(MOD_DECL.findall(text))
                              | {name for name, _ in inline})
+        for name in re.findall(r'#\[macro_export\]\s*macro_rules!\s*(' + IDENT + ')', text):
+            self.macros[name] = module
         for name, body in inline:
             self.add(module + (name,), body)
         return text
@@ -173,6 +176,8 @@ class Crate:
                     found = self.resolve(glob + rest, seen)
                     if found:
                         return found
+                if cut == 1 and name in self.macros:
+                    return self.macros[name]  # exported at the root, defined there
                 return module
         return None
 
