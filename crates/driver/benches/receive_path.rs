@@ -26,14 +26,7 @@ use sas_robot_driver_gazebo::{
     RobotDriverGazeboConfiguration,
 };
 
-const UR3E_JOINTS: [&str; 6] = [
-    "shoulder_pan_joint",
-    "shoulder_lift_joint",
-    "elbow_joint",
-    "wrist_1_joint",
-    "wrist_2_joint",
-    "wrist_3_joint",
-];
+use gz_joint_sim::ur3e_world::JOINTS as UR3E_JOINTS;
 
 fn pose(name: &str) -> Pose {
     Pose {

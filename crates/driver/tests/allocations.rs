@@ -107,8 +107,7 @@ fn writing_a_decoded_message_into_the_cache_and_reading_a_snapshot_allocate_noth
     assert_eq!((received, read), (0, 0), "allocations (receive, read)");
 }
 
-const STATES: &str =
-    "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state";
+use gz_joint_sim::ur3e_world::JOINT_STATES as STATES;
 const SIM_PARTITION: &str = "SAS_ALLOCATIONS_SIM_PARTITION";
 
 /// Not a test of its own: the simulator of the next test, when this binary is re-executed
@@ -164,15 +163,11 @@ fn the_receive_thread_allocates_per_message_only_decoding_and_the_transports_sha
             .spawn()
             .unwrap(),
     );
-    let joints = [
-        "shoulder_pan_joint",
-        "shoulder_lift_joint",
-        "elbow_joint",
-        "wrist_1_joint",
-        "wrist_2_joint",
-        "wrist_3_joint",
-    ];
-    let mut config = RobotDriverGazeboConfiguration::new(joints, "/model/ur3e/joint/", STATES);
+    let mut config = RobotDriverGazeboConfiguration::new(
+        gz_joint_sim::ur3e_world::JOINTS,
+        gz_joint_sim::ur3e_world::COMMAND_PREFIX,
+        STATES,
+    );
     config.partition = Some(partition);
     config.initialize_timeout = Some(Duration::from_secs(60));
     let driver = RobotDriverGazebo::new(config, None).unwrap();
@@ -193,7 +188,7 @@ fn the_receive_thread_allocates_per_message_only_decoding_and_the_transports_sha
     let decoding = allocations_in(|| decoded = Some(Model::decode(bytes.as_slice()).unwrap()));
     assert_eq!(
         decoded.unwrap().joint.len(),
-        joints.len(),
+        gz_joint_sim::ur3e_world::JOINTS.len(),
         "the UR3e's joints"
     );
     let _mark = driver.add_state_listener(Arc::new(|| ON_RECEIVE_THREAD.with(|on| on.set(true))));

@@ -21,6 +21,7 @@ mod plant;
 pub mod sdf;
 mod sim;
 pub mod topics;
+pub mod ur3e_world;
 mod world_control;
 
 pub use control::{ControlMode, PidGains};

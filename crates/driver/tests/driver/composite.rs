@@ -19,14 +19,7 @@ use crate::support::unique_partition;
 const R820_JOINTS: [&str; 7] = [
     "joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "joint7",
 ];
-const UR3E_JOINTS: [&str; 6] = [
-    "shoulder_pan_joint",
-    "shoulder_lift_joint",
-    "elbow_joint",
-    "wrist_1_joint",
-    "wrist_2_joint",
-    "wrist_3_joint",
-];
+use gz_joint_sim::ur3e_world::JOINTS as UR3E_JOINTS;
 const PREFIX: &str = "/model/longboy/joint/";
 const STATES: &str = "/world/longboy_world/model/longboy/model/longboy_position_controller/model/longboy/joint_state";
 

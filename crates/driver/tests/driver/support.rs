@@ -118,17 +118,9 @@ pub fn capture_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
 }
 
 /// The shipped UR3e world (sdf/ur3e_world.sdf): its joints, command prefix and joint-state topic.
-pub const UR3E_JOINTS: [&str; 6] = [
-    "shoulder_pan_joint",
-    "shoulder_lift_joint",
-    "elbow_joint",
-    "wrist_1_joint",
-    "wrist_2_joint",
-    "wrist_3_joint",
-];
-pub const PREFIX: &str = "/model/ur3e/joint/";
-pub const STATES: &str =
-    "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state";
+pub use gz_joint_sim::ur3e_world::{
+    COMMAND_PREFIX as PREFIX, JOINTS as UR3E_JOINTS, JOINT_STATES as STATES,
+};
 
 /// gz-joint-sim running the shipped UR3e world in `partition`.
 pub fn start_ur3e_world(partition: &str) -> gz_joint_sim::SimHandle {

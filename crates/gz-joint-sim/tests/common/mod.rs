@@ -13,16 +13,8 @@ use gz_joint_sim::World;
 use gz_transport::{MsgsPrefix, Node, NodeOptions};
 
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
-pub const UR3E_STATE_TOPIC: &str =
-    "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state";
-pub const UR3E_JOINTS: [&str; 6] = [
-    "shoulder_pan_joint",
-    "shoulder_lift_joint",
-    "elbow_joint",
-    "wrist_1_joint",
-    "wrist_2_joint",
-    "wrist_3_joint",
-];
+#[allow(unused_imports)] // each test file uses its own subset
+pub use gz_joint_sim::ur3e_world::{JOINTS as UR3E_JOINTS, JOINT_STATES as UR3E_STATE_TOPIC};
 
 /// Keeps this test process's discovery traffic on loopback. Every test calls it first,
 /// before any thread reads the environment.
