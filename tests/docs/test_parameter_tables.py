@@ -2,9 +2,9 @@
 
 A table is marked by a comment line `<!-- parameters: <program> -->` before it (header
 `| parameter | type | default | … |`, one parameter per row: `` `name` | type | `default` ``).
-The program's `--help` lists `  <name>  <type>  <default>…` under "Parameters": for the driver
-node and the composer it is made from the declarations that read the parameters, so this ties
-the docs to the code. Names, types and defaults must agree both ways: a parameter in one and not
+The program's `--help` lists `  <name>  <type>  <default>…` under "Parameters": for every
+program it is made from the declarations that read the parameters, so this ties the docs to
+the code. Names, types and defaults must agree both ways: a parameter in one and not
 the other, or a default that differs, fails with both sides named.
 """
 import os
@@ -48,8 +48,7 @@ def doc_tables():
 
 
 def help_default(rest):
-    """The default at the start of a help row's text: `[…]`, or its first word (a hand-written
-    row goes on after it: `mandatory, e.g. …`, `2.0 (longest …)`)."""
+    """The default at the start of a help row's text: `[…]`, or its first word."""
     if rest.startswith('['):
         return rest[:rest.index(']') + 1]
     return rest.split()[0].rstrip(',')
