@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gz_transport::msgs::{Axis, Double, Joint, Model};
-use gz_transport::{MessageInfo, Node, NodeOptions, Subscription};
+use gz_transport::{MessageInfo, Node, NodeOptions, Publisher, Subscription};
 use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration};
 
 use crate::support::unique_partition;
@@ -37,6 +37,23 @@ fn model() -> Model {
         }],
         ..Default::default()
     }
+}
+
+/// Connects `driver` and initializes it while "Gazebo" (`states`) publishes the joint's state.
+fn connect_and_initialize(driver: &RobotDriverGazebo, states: &Publisher<Model>) {
+    driver.connect().unwrap();
+    assert!(states.wait_for_subscribers(PATIENCE));
+    let publishing = AtomicBool::new(true);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while publishing.load(Ordering::Relaxed) {
+                states.publish(&model()).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        driver.initialize().unwrap();
+        publishing.store(false, Ordering::Relaxed);
+    });
 }
 
 fn listen(gazebo: &Node, log: &Log, suffix: &'static str) -> Subscription {
@@ -84,19 +101,7 @@ fn switching_modes_sends_the_new_command_and_stops_the_old_one() {
     // Long: no timeout zero in the middle of the test.
     config.command_timeout = Duration::from_secs(60);
     let driver = RobotDriverGazebo::new(config, None).unwrap();
-    driver.connect().unwrap();
-    assert!(states.wait_for_subscribers(PATIENCE));
-    let publishing = Arc::new(AtomicBool::new(true));
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while publishing.load(Ordering::Relaxed) {
-                states.publish(&model()).unwrap();
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        });
-        driver.initialize().unwrap();
-        publishing.store(false, Ordering::Relaxed);
-    });
+    connect_and_initialize(&driver, &states);
 
     // Positions, the default forward mode (every call).
     driver.set_target_joint_positions(&[0.5]).unwrap();
@@ -173,19 +178,7 @@ fn velocity_and_effort_targets_use_their_own_topic_prefixes() {
     config.joint_forces_topic_prefix = Some("/effort_systems/".into());
     config.command_timeout = Duration::from_secs(60);
     let driver = RobotDriverGazebo::new(config, None).unwrap();
-    driver.connect().unwrap();
-    assert!(states.wait_for_subscribers(PATIENCE));
-    let publishing = AtomicBool::new(true);
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while publishing.load(Ordering::Relaxed) {
-                states.publish(&model()).unwrap();
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        });
-        driver.initialize().unwrap();
-        publishing.store(false, Ordering::Relaxed);
-    });
+    connect_and_initialize(&driver, &states);
     driver.set_target_joint_velocities(&[0.25]).unwrap();
     driver.forward_targets().unwrap();
     driver.set_target_joint_forces(&[0.75]).unwrap();
