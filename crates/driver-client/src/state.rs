@@ -84,6 +84,9 @@ pub struct ClientState {
     /// message goes into the cache.
     has_velocities: AtomicBool,
     has_efforts: AtomicBool,
+    /// The samples of the message being written, kept between messages so that taking one
+    /// allocates nothing (one writer, the subscription's thread: never contended).
+    samples: Mutex<Vec<JointSample>>,
     limits_min: ArcSwapOption<Vec<f64>>,
     limits_max: ArcSwapOption<Vec<f64>>,
     home_states: ArcSwapOption<Vec<i32>>,
@@ -115,6 +118,7 @@ impl ClientState {
             joint_names: OnceLock::new(),
             has_velocities: AtomicBool::new(false),
             has_efforts: AtomicBool::new(false),
+            samples: Mutex::new(Vec::new()),
             limits_min: ArcSwapOption::empty(),
             limits_max: ArcSwapOption::empty(),
             home_states: ArcSwapOption::empty(),
@@ -169,31 +173,32 @@ impl ClientState {
             (per_joint(message.velocities), per_joint(message.efforts));
         self.has_velocities.store(has_velocities, Ordering::Relaxed);
         self.has_efforts.store(has_efforts, Ordering::Relaxed);
-        let samples: Vec<JointSample> = (0..joints)
-            .map(|index| JointSample {
-                index,
-                position: message.positions[index],
-                velocity: if has_velocities {
-                    message.velocities[index]
-                } else {
-                    f64::NAN
-                },
-                effort: if has_efforts {
-                    message.efforts[index]
-                } else {
-                    f64::NAN
-                },
-                // Limits come from their own topics (below), not with the state.
-                limit_lower: f64::NAN,
-                limit_upper: f64::NAN,
-            })
-            .collect();
+        let mut samples = self.samples.lock();
+        samples.clear();
+        samples.extend((0..joints).map(|index| JointSample {
+            index,
+            position: message.positions[index],
+            velocity: if has_velocities {
+                message.velocities[index]
+            } else {
+                f64::NAN
+            },
+            effort: if has_efforts {
+                message.efforts[index]
+            } else {
+                f64::NAN
+            },
+            // Limits come from their own topics (below), not with the state.
+            limit_lower: f64::NAN,
+            limit_upper: f64::NAN,
+        }));
         // An unstamped state (stamp 0) has no simulation time.
         let stamp = (message.stamp_ns != 0).then(|| SimTime {
             sec: message.stamp_ns.div_euclid(1_000_000_000),
             nsec: message.stamp_ns.rem_euclid(1_000_000_000) as i32,
         });
         cache.write(&samples, stamp, received_at);
+        drop(samples);
         self.wake_waiters();
         self.listeners.notify();
     }
