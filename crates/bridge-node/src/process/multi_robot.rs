@@ -52,10 +52,10 @@ impl MultiRobot {
         let mut drivers: HashMap<&str, Arc<RobotDriverGazebo>> = HashMap::new();
         let mut loops = Vec::new();
         for (name, robot) in &parameters.robots {
-            let in_robot = |error| in_robot(name, error);
+            let of_this_robot = |error| in_robot(name, error);
             let driver = Arc::new(
                 RobotDriverGazebo::new(robot.driver.clone(), Some(gz.clone()))
-                    .map_err(|error| in_robot(error.into()))?,
+                    .map_err(|error| of_this_robot(error.into()))?,
             );
             drivers.insert(name, driver.clone());
             loops.push(RobotLoop {
@@ -66,7 +66,7 @@ impl MultiRobot {
                     robot.ros.clone(),
                     shutdown.clone(),
                 )
-                .map_err(in_robot)?,
+                .map_err(of_this_robot)?,
             });
         }
         for composite in &parameters.composites {
@@ -78,9 +78,9 @@ impl MultiRobot {
                     CompositePart::new(parameters.robot_name(name), driver)
                 })
                 .collect();
-            let in_robot = |error| in_robot(&composite.name, error);
+            let of_this_robot = |error| in_robot(&composite.name, error);
             let driver = RobotDriverComposite::new(parts, PartOwnership::Shared)
-                .map_err(|error| in_robot(error.into()))?;
+                .map_err(|error| of_this_robot(error.into()))?;
             loops.push(RobotLoop {
                 name: composite.name.clone(),
                 bridge: RobotDriverRos::new(
@@ -89,7 +89,7 @@ impl MultiRobot {
                     composite.ros.clone(),
                     shutdown.clone(),
                 )
-                .map_err(in_robot)?,
+                .map_err(of_this_robot)?,
             });
         }
         Ok(MultiRobot { loops })
