@@ -17,16 +17,15 @@ CONFIG = ROOT / 'config' / 'config.yaml'
 SCRIPT = ROOT / 'scripts' / 'sas_robot_driver_ros_gazebo.py'
 START_S = 30  # a process start plus discovery, on 2 loaded cores
 
-# Loopback only, for this process (the in-process drivers) and every child.
-os.environ.update({'GZ_IP': '127.0.0.1', 'IGN_IP': '127.0.0.1',
-                   'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'})
-
 # The helpers every end-to-end suite shares (tests/support).
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from support import Process, binary, wait_for  # noqa: E402,F401
 from support.world import (  # noqa: E402,F401
-    UR3E_JOINTS, UR3E_PREFIX, UR3E_STATES, UR3E_WORLD, World as BaseWorld, domain_ids,
-    world_fixture)
+    LOOPBACK, UR3E_JOINTS, UR3E_PREFIX, UR3E_STATES, UR3E_WORLD, World as BaseWorld,
+    domain_ids, world_fixture)
+
+# Loopback only, for this process (the in-process drivers) as for every child.
+os.environ.update(LOOPBACK)
 
 _new_domain = domain_ids(13)
 

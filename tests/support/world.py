@@ -17,6 +17,10 @@ UR3E_JOINTS = ['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
                'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']
 UR3E_PREFIX = '/model/ur3e/joint/'
 UR3E_STATES = '/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state'
+# Both middlewares on loopback: every child's environment, and the test process's own in the
+# suites that run rclpy or the module in it.
+LOOPBACK = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'GZ_IP': '127.0.0.1',
+            'IGN_IP': '127.0.0.1'}
 # The UR3e under velocity control (JointController) and under effort control (ApplyJointForce).
 def ur3e_model_text(overrides: dict) -> str:
     """A UR3e `Model` in protobuf text format (what `ign topic -p` takes), every joint at 0.1 rad
@@ -68,12 +72,10 @@ class World:
         unbuffered logs, and `extra`."""
         env = dict(os.environ) if self.inherit_environment else {'HOME': str(self.tmp)}
         env.update({
+            **LOOPBACK,
             'ROS_DOMAIN_ID': str(self.domain if domain is None else domain),
-            'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
             'GZ_PARTITION': self.partition,
             'IGN_PARTITION': self.partition,
-            'GZ_IP': '127.0.0.1',
-            'IGN_IP': '127.0.0.1',
             'RCUTILS_LOGGING_BUFFERED_STREAM': '0',
             'PYTHONUNBUFFERED': '1',
             'RUST_BACKTRACE': '1',
