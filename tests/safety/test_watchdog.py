@@ -48,6 +48,22 @@ def wait_for_fault(world, bridge, timeout: float) -> float:
     return bridge.log_stamp(FAULT)
 
 
+def fault_mid_move(world, controller, node, states, what: str) -> float:
+    """Keeps the watchdog fed until `what` (the first joint of `states`) is well on its way to
+    a far target (past 0.3 rad, at 0.25 rad/s), then lets `controller` die: `node` faults,
+    exits with 1 and logs the position it holds, whose first joint is returned."""
+    deadline = time.monotonic() + 30
+    while not (states and states[-1].position[0] > 0.3):
+        assert time.monotonic() < deadline, f'{what} did not move toward the target'
+        assert controller.stream(period=0.3, delay=0.5, seconds=0.1, alive=serving(node)), \
+            fed(node)
+    wait_for_fault(world, node, 10)
+    assert node.wait_exit(10) == 1, node.output()
+    held = re.search(r'Holding the last measured position \[([^\]]*)\]', node.output())
+    assert held, node.output()
+    return float(held.group(1).split(',')[0])
+
+
 def test_a_trigger_stream_keeps_the_bridge_running_and_set_shutdown_stops_it_with_0(world):
     bridge, states, controller = running_bridge(world)
     assert controller.stream(period=0.2, delay=0.5, seconds=3.0, alive=serving(bridge)), \
@@ -142,17 +158,7 @@ held_bridge:
     world.publisher(Float64MultiArray, '/held/set/target_joint_positions').publish(
         Float64MultiArray(data=target))
     controller.trigger(period=0.3, delay=0.5)
-    # Keep the watchdog fed until the joint is well on its way (0.25 rad/s).
-    deadline = time.monotonic() + 30
-    while not (states and states[-1].position[0] > 0.3):
-        assert time.monotonic() < deadline, 'the joint did not move toward the target'
-        assert controller.stream(period=0.3, delay=0.5, seconds=0.1, alive=serving(bridge)), \
-            fed(bridge)
-    wait_for_fault(world, bridge, 10)
-    assert bridge.wait_exit(10) == 1, bridge.output()
-    held = re.search(r'Holding the last measured position \[([^\]]*)\]', bridge.output())
-    assert held, bridge.output()
-    held_pan = float(held.group(1).split(',')[0])
+    held_pan = fault_mid_move(world, controller, bridge, states, 'the joint')
     assert 0.3 < held_pan < 1.0
 
     first = world.gazebo_positions()['shoulder_pan_joint']
@@ -221,15 +227,7 @@ def test_the_composer_serves_its_own_watchdog_and_a_fault_holds_its_robots(world
     controller = Controller(world, 'longboy_sim')
     world.publisher(Float64MultiArray, '/longboy_sim/set/target_joint_positions').publish(
         Float64MultiArray(data=[1.5] + [0.0] * 12))
-    deadline = time.monotonic() + 30
-    while not (r820 and r820[-1].position[0] > 0.3):
-        assert time.monotonic() < deadline, 'the R820 did not move toward the target'
-        assert controller.stream(period=0.3, delay=0.5, seconds=0.1, alive=serving(composer)), \
-            fed(composer)
-    wait_for_fault(world, composer, 10)
-    assert composer.wait_exit(10) == 1, composer.output()
-    held = re.search(r'Holding the last measured position \[([^\]]*)\]', composer.output())
-    held_joint1 = float(held.group(1).split(',')[0])
+    held_joint1 = fault_mid_move(world, controller, composer, states=r820, what='the R820')
 
     moved = r820[-1].position[0]
     positions = []
