@@ -12,6 +12,7 @@ from std_msgs.msg import Float64MultiArray
 
 from conftest import (MOTION_S, MULTI_ROBOT_CONFIG, R820_JOINTS, R820_WORLD, START_S,
                       UR3E_JOINTS, UR3E_WORLD)
+from support.ros import check_a_refused_elbow_target_is_not_forwarded
 
 R820_BLOCK = """      joint_names: ["joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "joint7"]
       joint_positions_topic_prefix: "/model/r820/joint/"
@@ -143,15 +144,8 @@ defaults:
 
     # elbow_joint is limited to ±π, joint1 to ±2.967 rad.
     ur3e_targets = world.publisher(Float64MultiArray, '/ur3e_1/set/target_joint_positions')
-    ur3e_targets.publish(array([0.1, 0.1, 0.5, 0.1, 0.1, 0.1]))
-    world.wait_for(lambda: 0.5 in elbow(), 15, "the UR3e's valid target at Gazebo")
-    ur3e_targets.publish(array([0.1, 0.1, 4.0, 0.1, 0.1, 0.1]))
-    node.wait_output('[ur3e_1] ::Target refused::', 15)
-    # The node sends its target again after a second (the keepalive): Gazebo still gets the
-    # previous one.
-    commanded = len(elbow())
-    world.wait_for(lambda: len(elbow()) > commanded, 10, 'the keepalive after the refusal')
-    assert set(elbow()) == {0.5}, f'Gazebo got {elbow()}: the refused target was forwarded'
+    check_a_refused_elbow_target_is_not_forwarded(world, ur3e_targets, elbow, node,
+                                                  '[ur3e_1] ::Target refused::')
 
     world.publisher(Float64MultiArray, '/clamping_r820/set/target_joint_positions').publish(
         array([4.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]))

@@ -12,6 +12,7 @@ from std_msgs.msg import Float64MultiArray
 
 from conftest import CONFIG, UR3E_JOINTS, wait_for
 from support import binary, check_help_against_node
+from support.ros import check_a_refused_elbow_target_is_not_forwarded
 
 TAU = 2 * math.pi
 # ur3e.sdf, in joint order: ±2π, ±2π, ±π, ±2π, ±2π, ±inf.
@@ -227,16 +228,22 @@ help_check:
                                             'joint_states_topic', 'robot_name'})
 
 
+def stop_time(bridge, signum, log_line: str) -> float:
+    """Sends `signum`; the node must exit with status 0. The seconds from sending to the
+    node's log stamp of `log_line`: by its own stamp, since this process may get round to
+    looking later."""
+    sent = time.time()
+    bridge.signal(signum)
+    assert bridge.wait_exit(10) == 0, bridge.output()
+    return bridge.log_stamp(log_line) - sent
+
+
 def test_sigterm_stops_the_node_with_status_0_within_a_second(world):
     world.sim()
     bridge = ur3e_bridge(world)
     states = world.subscribe(JointState, '/ur3e_1/get/joint_states')
     world.wait_for(lambda: states, START_S, 'joint states')
-    sent = time.time()
-    bridge.signal(signal.SIGTERM)
-    assert bridge.wait_exit(10) == 0, bridge.output()
-    # By the node's own log stamp: this process may get round to looking later.
-    stopped = bridge.log_stamp('::Control loop stopped after') - sent
+    stopped = stop_time(bridge, signal.SIGTERM, '::Control loop stopped after')
     assert stopped < 1.0, f'the loop stopped {stopped:.3f} s after SIGTERM'
 
 
@@ -251,10 +258,7 @@ def test_without_gazebo_the_node_waits_publishing_nothing_and_sigint_stops_it(wo
     while time.monotonic() < end:
         world.spin()
     assert states == []
-    sent = time.time()
-    bridge.signal(signal.SIGINT)
-    assert bridge.wait_exit(10) == 0, bridge.output()
-    stopped = bridge.log_stamp('::Stopped while initializing') - sent
+    stopped = stop_time(bridge, signal.SIGINT, '::Stopped while initializing')
     assert stopped < 1.0, f'stopped {stopped:.3f} s after SIGINT, by the node\'s log stamp'
 
 
@@ -297,14 +301,8 @@ def test_gazebo_stamps_and_the_refuse_policy(world):
     assert stamps == sorted(stamps)
 
     targets = world.publisher(Float64MultiArray, '/ur3e_1/set/target_joint_positions')
-    targets.publish(array([0.1, 0.1, 0.5, 0.1, 0.1, 0.1]))
-    world.wait_for(lambda: 0.5 in elbow(), 15, 'the valid target at Gazebo')
-    targets.publish(array([0.1, 0.1, 4.0, 0.1, 0.1, 0.1]))
-    bridge.wait_output('value 2 (elbow_joint) = 4 is outside the joint limits', 15)
-    # The node sends its target again after a second (the keepalive): still the previous one.
-    commanded = len(elbow())
-    world.wait_for(lambda: len(elbow()) > commanded, 10, 'the keepalive after the refusal')
-    assert set(elbow()) == {0.5}, f'Gazebo got {elbow()}: the refused target was forwarded'
+    check_a_refused_elbow_target_is_not_forwarded(
+        world, targets, elbow, bridge, 'value 2 (elbow_joint) = 4 is outside the joint limits')
 
 
 def test_an_initialize_timeout_without_gazebo_exits_1_naming_what_is_missing(world):

@@ -8,6 +8,7 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Float64MultiArray
 
 from support import IGN_TOPIC_CLI, parse_model_text, wait_for
 from support.world import UR3E_STATES, World
@@ -83,3 +84,22 @@ class RosWorld(World, RosClient):
     def close(self):
         World.close(self)
         RosClient.close(self)
+
+
+def check_a_refused_elbow_target_is_not_forwarded(world: RosWorld, targets, elbow, node,
+                                                  refusal: str):
+    """A UR3e's target with the elbow inside its limits (±π), then one outside them (4 rad),
+    on the publisher `targets`: the node logs `refusal` (`node.wait_output`), and Gazebo's
+    elbow command topic (`elbow()`: the values the Ignition CLI echoed) sees the valid target
+    only, also at the keepalive after the refusal (the node sends its target again after a
+    second)."""
+    def target(elbow_position):
+        return Float64MultiArray(data=[0.1, 0.1, elbow_position, 0.1, 0.1, 0.1])
+
+    targets.publish(target(0.5))
+    world.wait_for(lambda: 0.5 in elbow(), 15, 'the valid target at Gazebo')
+    targets.publish(target(4.0))
+    node.wait_output(refusal, 15)
+    commanded = len(elbow())
+    world.wait_for(lambda: len(elbow()) > commanded, 10, 'the keepalive after the refusal')
+    assert set(elbow()) == {0.5}, f'Gazebo got {elbow()}: the refused target was forwarded'
