@@ -1,5 +1,6 @@
-# Included by the interface packages (sas_msgs/, simulation_interfaces/) after
-# rosidl_generate_interfaces, which imports the targets this repairs.
+# Included by sas_interface_package (interface_package.cmake) for the interface packages
+# (sas_msgs/, simulation_interfaces/) after rosidl_generate_interfaces, which imports the
+# targets this repairs.
 #
 # The ROS 2 wheels on PyPI export the include directories of the machine that built them
 # (CPython's and numpy's headers under /opt/python/...), which CMake refuses at generate time
