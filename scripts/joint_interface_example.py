@@ -177,10 +177,34 @@ class JointInterfaceExample(Tracking):
         self.add_state(now - state['age_sec'], state['positions'],
                        wall - state['age_sec'] - state['stamp_ns'] * 1e-9)
 
+    def enabled(self) -> bool:
+        return self.client.is_enabled()
+
+    def wait_for_enabled(self):
+        time.sleep(ENABLED_POLL_S)
+
+    def start(self):
+        self.q0 = self.client.get_joint_positions()
+        self.take_state()
+
     def send_next(self):
         target = self.next_target()
         self.client.send_target_joint_positions(target)
         self.add_sent(target)
+
+    def receive(self, until: float, every_message: bool):
+        if every_message:
+            # Every state as it comes, for the live rate and ages (the GIL is released while
+            # waiting); none before the next step: Gazebo paused or gone.
+            try:
+                self.client.wait_for_new_state(timeout=max(0.0, until - time.monotonic()))
+            except TimeoutError:
+                pass
+        else:
+            # As the original's client (rclcpp_spin_some each 10 ms step): sleep to the next
+            # step, then read the latest state, which the client's thread kept.
+            time.sleep(max(0.0, until - time.monotonic()))
+        self.take_state()
 
 
 def status_line(tracking: Tracking, rate: float, cpu) -> str:
@@ -216,68 +240,63 @@ def argument_parser(doc: str) -> argparse.ArgumentParser:
     return parser
 
 
+def run(example, args) -> int:
+    """The client, the same on both versions: waits until `example` is enabled, takes q0,
+    sends the sinusoid until stopped and prints the summary; the exit status. `example` is a
+    Tracking with `prefix`, `received` and the steps `enabled()`, `wait_for_enabled()`,
+    `start()` (q0 and what comes with it), `send_next()` and `receive(until, every_message)`
+    (wait until the monotonic instant `until`, taking what arrives)."""
+    stop = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.append(True))
+    deadline = time.monotonic() + args.wait
+    print(f'waiting for {example.prefix}/get/joint_states and the joint limits ...', flush=True)
+    while not example.enabled() and not stop:
+        if time.monotonic() > deadline:
+            print(f'no joint states and limits on {example.prefix} within {args.wait} s',
+                  file=sys.stderr)
+            return 1
+        example.wait_for_enabled()
+    if stop:
+        return 0
+    example.start()
+    print(f'q0 = {np.round(example.q0, 4).tolist()}; sending ±10° sinusoids at 100 Hz on '
+          f'{example.prefix}/set/target_joint_positions', flush=True)
+
+    cpu = CpuMeter(args.cpu_pid) if args.cpu_pid else None
+    tty = sys.stdout.isatty()
+    start = next_send = next_status = time.monotonic()
+    received_at_status = example.received
+    while not stop:
+        now = time.monotonic()
+        if args.seconds and now - start >= args.seconds:
+            break
+        if now >= next_send:
+            example.send_next()
+            # Absolute deadlines: a late step does not shift the ones after it.
+            next_send += PERIOD_S * max(1, math.ceil((now - next_send) / PERIOD_S))
+        if args.status and now >= next_status + 1.0:
+            rate = (example.received - received_at_status) / (now - next_status)
+            received_at_status, next_status = example.received, now
+            line = status_line(example, rate, cpu.percent() if cpu else None)
+            print(f'\r{line}   ' if tty else line, end='' if tty else '\n', flush=True)
+        example.receive(next_send, every_message=args.status)
+    elapsed = time.monotonic() - start
+    if args.status and tty:
+        print()
+    print(summary(example, elapsed, example.received), flush=True)
+    return 0
+
+
 def main() -> int:
     own_args, ros_args = split_ros_args(sys.argv)
     args = argument_parser(__doc__).parse_args(own_args[1:])
     prefix = ros_parameter(ros_args, TOPIC_PARAMETER, '/ur3e_1').rstrip('/')
-
-    stop = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.append(True))
     example = JointInterfaceExample(prefix)
-    client = example.client
     try:
-        deadline = time.monotonic() + args.wait
-        print(f'waiting for {prefix}/get/joint_states and the joint limits ...', flush=True)
-        while not client.is_enabled() and not stop:
-            if time.monotonic() > deadline:
-                print(f'no joint states and limits on {prefix} within {args.wait} s',
-                      file=sys.stderr)
-                return 1
-            time.sleep(ENABLED_POLL_S)
-        if stop:
-            return 0
-        example.q0 = client.get_joint_positions()
-        example.take_state()
-        print(f'q0 = {np.round(example.q0, 4).tolist()}; sending ±10° sinusoids at 100 Hz on '
-              f'{prefix}/set/target_joint_positions', flush=True)
-
-        cpu = CpuMeter(args.cpu_pid) if args.cpu_pid else None
-        tty = sys.stdout.isatty()
-        start = next_send = next_status = time.monotonic()
-        received_at_status = example.received
-        while not stop:
-            now = time.monotonic()
-            if args.seconds and now - start >= args.seconds:
-                break
-            if now >= next_send:
-                example.send_next()
-                # Absolute deadlines: a late step does not shift the ones after it.
-                next_send += PERIOD_S * max(1, math.ceil((now - next_send) / PERIOD_S))
-            if args.status and now >= next_status + 1.0:
-                rate = (example.received - received_at_status) / (now - next_status)
-                received_at_status, next_status = example.received, now
-                line = status_line(example, rate, cpu.percent() if cpu else None)
-                print(f'\r{line}   ' if tty else line, end='' if tty else '\n', flush=True)
-            if args.status:
-                # Every state as it comes, for the live rate and ages (the GIL is released
-                # while waiting); none before the next step: Gazebo paused or gone.
-                try:
-                    client.wait_for_new_state(timeout=max(0.0, next_send - time.monotonic()))
-                except TimeoutError:
-                    pass
-            else:
-                # As the original's client (rclcpp_spin_some each 10 ms step): sleep to the
-                # next step, then read the latest state, which the client's thread kept.
-                time.sleep(max(0.0, next_send - time.monotonic()))
-            example.take_state()
-        elapsed = time.monotonic() - start
-        if args.status and tty:
-            print()
-        print(summary(example, elapsed, example.received), flush=True)
-        return 0
+        return run(example, args)
     finally:
-        client.close()
+        example.client.close()
 
 
 if __name__ == '__main__':
