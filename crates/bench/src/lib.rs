@@ -1,4 +1,5 @@
-//! The bridge benchmark's measurements, ROS-free so they can be tested on synthetic streams.
+//! The bridge benchmark's measurements, ROS-free so they can be tested on synthetic streams
+//! (but for the binaries' [`command_line`], which leaves the ROS arguments to ROS).
 //!
 //! The monitor (`bench-monitor`, `src/main.rs`) records, on one monotonic clock, every Gazebo
 //! joint-state message, every `get/joint_states` report of the bridge, every target sent on
@@ -22,6 +23,7 @@
 //! Times are nanoseconds since the monitor's epoch (`i64`), durations in results are
 //! milliseconds (`f64`).
 
+pub mod command_line;
 pub mod drive;
 pub mod exact;
 pub mod original;

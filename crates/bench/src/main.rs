@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use bench::command_line;
 use bench::drive;
 use bench::exact::{self, Window};
 use bench::original;
@@ -69,13 +70,9 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let args: Vec<String> = std::env::args().collect();
-    let cli = match rclrs::extract_non_ros_args(args.clone()) {
-        Ok(own) => Cli::parse_from(own),
-        Err(err) => {
-            eprintln!("bench-monitor: invalid ROS arguments: {err}");
-            return ExitCode::from(2);
-        }
+    let (cli, args) = match command_line::parse::<Cli>("bench-monitor") {
+        Ok(parsed) => parsed,
+        Err(exit) => return exit,
     };
     let spec = match RunSpec::load(&cli.spec) {
         Ok(spec) => spec,

@@ -43,25 +43,18 @@ impl ComposerParameters {
     /// unusable robot parameter file (named by `robot_parameter_file_path`).
     pub fn declare(node: &Node) -> Result<Self, ParameterError> {
         let mut reader = ParameterReader::new(node);
-        let Declared {
-            names,
-            period,
-            robot_parameter_file_path,
-            initialize_timeout,
-            stamp,
-            options,
-        } = declare_all(&mut reader)?;
-        let joint_limits = match robot_parameter_file_path {
+        let declared = declare_all(&mut reader)?;
+        let joint_limits = match declared.robot_parameter_file_path {
             Some(path) => Some(
                 read_joint_limits(&PathBuf::from(&*path))
                     .map_err(|err| reader.invalid("robot_parameter_file_path", err.to_string()))?,
             ),
             None => None,
         };
-        let ros_options = options.ros_configuration(&reader, node.name())?;
+        let ros_options = declared.options.ros_configuration(&reader, node.name())?;
 
-        let mut robot_driver_client_names: Vec<String> = Vec::with_capacity(names.len());
-        for name in names.iter() {
+        let mut robot_driver_client_names: Vec<String> = Vec::with_capacity(declared.names.len());
+        for name in declared.names.iter() {
             if name.is_empty() {
                 return Err(reader.invalid(
                     "robot_driver_client_names",
@@ -82,6 +75,7 @@ impl ComposerParameters {
                 "it is empty; compose at least one robot".into(),
             ));
         }
+        let period = declared.period;
         let thread_sampling_time = seconds(&reader, "thread_sampling_time_sec", period)?
             .ok_or_else(|| {
                 reader.invalid(
@@ -89,8 +83,13 @@ impl ComposerParameters {
                     format!("{period} s; it must be greater than zero (at least 1 ns)"),
                 )
             })?;
-        let initialize_timeout = seconds(&reader, "initialize_timeout_sec", initialize_timeout)?;
-        let stamp_source = stamp
+        let initialize_timeout = seconds(
+            &reader,
+            "initialize_timeout_sec",
+            declared.initialize_timeout,
+        )?;
+        let stamp_source = declared
+            .stamp
             .parse::<StampSource>()
             .map_err(|problem| reader.invalid("joint_states_stamp", problem))?;
         Ok(ComposerParameters {

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
+use bench::command_line;
 use bench::exact::Window;
 use bench::procstat::{self, ProcessSampler};
 use bench::recording::MonotonicClock;
@@ -134,13 +135,9 @@ fn parse_watch(text: &str) -> Result<WatchSpec, String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    let cli = match rclrs::extract_non_ros_args(args.clone()) {
-        Ok(own) => Cli::parse_from(own),
-        Err(err) => {
-            eprintln!("bench-servers: invalid ROS arguments: {err}");
-            return ExitCode::from(2);
-        }
+    let (cli, args) = match command_line::parse::<Cli>("bench-servers") {
+        Ok(parsed) => parsed,
+        Err(exit) => return exit,
     };
     let (out, result) = match cli.what {
         What::Poses {
@@ -223,6 +220,25 @@ fn spin_for(executor: &mut Executor, duration: Duration) {
         if !error.is_timeout() {
             eprintln!("bench-servers: ROS executor: {error}");
         }
+    }
+}
+
+/// Spins the executor until `missing` finds nothing missing (`None`), failing after
+/// `--ready-timeout-s` with what it said was missing the last time.
+fn wait_until_ready(
+    executor: &mut Executor,
+    common: &Common,
+    mut missing: impl FnMut() -> anyhow::Result<Option<String>>,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs_f64(common.ready_timeout_s);
+    loop {
+        let Some(what) = missing()? else {
+            return Ok(());
+        };
+        if Instant::now() >= deadline {
+            bail!("within {} s: {what}", common.ready_timeout_s);
+        }
+        spin_for(executor, Duration::from_millis(50));
     }
 }
 
@@ -312,8 +328,7 @@ fn poses(
     }
 
     // Ready: Gazebo's poses flow and every entity has been reported once (the heartbeat).
-    let deadline = Instant::now() + Duration::from_secs_f64(common.ready_timeout_s);
-    loop {
+    wait_until_ready(&mut executor, common, || {
         let gazebo = !gazebo_arrivals.lock().is_empty();
         let missing: Vec<&str> = entities
             .iter()
@@ -321,19 +336,15 @@ fn poses(
             .filter(|(_, r)| r.lock().arrivals.is_empty())
             .map(|(e, _)| e.as_str())
             .collect();
-        if gazebo && missing.is_empty() && first_poses.lock().len() == entities.len() {
-            break;
-        }
-        if Instant::now() >= deadline {
-            bail!(
-                "within {} s: Gazebo's poses {}; no get/pose of: {}",
-                common.ready_timeout_s,
+        let ready = gazebo && missing.is_empty() && first_poses.lock().len() == entities.len();
+        Ok((!ready).then(|| {
+            format!(
+                "Gazebo's poses {}; no get/pose of: {}",
                 if gazebo { "flow" } else { "never arrived" },
                 missing.join(", ")
-            );
-        }
-        spin_for(&mut executor, Duration::from_millis(50));
-    }
+            )
+        }))
+    })?;
 
     let start_ns = clock.now_ns();
     let sampler = ProcessSampler::start(watched(common), clock, Duration::from_secs(1))
@@ -669,28 +680,23 @@ fn world_control(
         .create_client::<Trigger>(stop_name.as_str())
         .with_context(|| format!("cannot create a client of {stop_name}"))?;
 
-    let deadline = Instant::now() + Duration::from_secs_f64(common.ready_timeout_s);
-    loop {
+    wait_until_ready(&mut executor, common, || {
         let ready = start_client.service_is_ready()? && stop_client.service_is_ready()?;
         let clock_flows = shared.state.lock().latest.is_some();
         if ready && clock_flows && gz.wait_for_service(control, Duration::from_millis(10))? {
-            break;
+            return Ok(None);
         }
-        if Instant::now() >= deadline {
-            bail!(
-                "within {} s: the Triggers {}, Gazebo's clock {}, its world control {}",
-                common.ready_timeout_s,
-                if ready { "ready" } else { "not ready" },
-                if clock_flows {
-                    "flows"
-                } else {
-                    "never arrived"
-                },
-                control
-            );
-        }
-        spin_for(&mut executor, Duration::from_millis(50));
-    }
+        Ok(Some(format!(
+            "the Triggers {}, Gazebo's clock {}, its world control {}",
+            if ready { "ready" } else { "not ready" },
+            if clock_flows {
+                "flows"
+            } else {
+                "never arrived"
+            },
+            control
+        )))
+    })?;
 
     let trigger = |executor: &mut Executor,
                    client: &rclrs::Client<Trigger>|

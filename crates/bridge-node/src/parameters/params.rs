@@ -620,6 +620,31 @@ impl NodeParameters {
     }
 }
 
+/// The topic prefix of one kind of rate target (velocities, efforts); empty, the default,
+/// stands for `joint_positions_topic_prefix`.
+fn declare_target_prefix(
+    reader: &mut ParameterReader<'_>,
+    name: &str,
+    description: &'static str,
+) -> Result<Arc<str>, ParameterError> {
+    reader.optional::<Arc<str>>(
+        name,
+        "a string, e.g. \"/model/ur3e/joint/\" (empty: joint_positions_topic_prefix)",
+        description,
+        "".into(),
+    )
+}
+
+/// The ± limits of one kind of rate target, one per joint; empty, the default, checks none.
+fn declare_target_limits(
+    reader: &mut ParameterReader<'_>,
+    name: &str,
+    expected: &'static str,
+    description: &'static str,
+) -> Result<Arc<[f64]>, ParameterError> {
+    reader.optional::<Arc<[f64]>>(name, expected, description, Arc::from([]))
+}
+
 /// The parameters that name a robot and its Gazebo topics.
 pub(crate) struct RobotBlock {
     joint_names: Arc<[Arc<str>]>,
@@ -650,33 +675,31 @@ impl RobotBlock {
             "a string, e.g. \"/model/ur3e/joint/\"",
             "joint j is commanded on <prefix><j>/0/cmd_pos (gz.msgs.Double)",
         )?;
-        let joint_velocities_topic_prefix = reader.optional::<Arc<str>>(
+        let joint_velocities_topic_prefix = declare_target_prefix(
+            reader,
             "joint_velocities_topic_prefix",
-            "a string, e.g. \"/model/ur3e/joint/\" (empty: joint_positions_topic_prefix)",
             "joint j takes velocity targets on <prefix><j>/cmd_vel (gz.msgs.Double; Gazebo's \
              JointController); empty: joint_positions_topic_prefix",
-            "".into(),
         )?;
-        let joint_forces_topic_prefix = reader.optional::<Arc<str>>(
+        let joint_forces_topic_prefix = declare_target_prefix(
+            reader,
             "joint_forces_topic_prefix",
-            "a string, e.g. \"/model/ur3e/joint/\" (empty: joint_positions_topic_prefix)",
             "joint j takes effort targets on <prefix><j>/cmd_force (gz.msgs.Double; Gazebo's \
              ApplyJointForce); empty: joint_positions_topic_prefix",
-            "".into(),
         )?;
-        let joint_velocity_limits = reader.optional::<Arc<[f64]>>(
+        let joint_velocity_limits = declare_target_limits(
+            reader,
             "joint_velocity_limits",
             "a double array, one per joint, e.g. [3.14, 3.14, 3.14] (empty: none)",
             "velocity targets outside ±these are clamped or refused (target_limit_policy); the \
              SDF's <limit><velocity>; empty: not checked",
-            Arc::from([]),
         )?;
-        let joint_effort_limits = reader.optional::<Arc<[f64]>>(
+        let joint_effort_limits = declare_target_limits(
+            reader,
             "joint_effort_limits",
             "a double array, one per joint, e.g. [54.0, 54.0, 28.0] (empty: none)",
             "effort targets outside ±these are clamped or refused (target_limit_policy); the \
              SDF's <limit><effort>; empty: not checked",
-            Arc::from([]),
         )?;
         let joint_states_topic = reader.mandatory::<Arc<str>>(
             "joint_states_topic",

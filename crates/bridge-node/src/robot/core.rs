@@ -20,7 +20,7 @@
 //! The receive thread never waits for [`Work`]'s lock (if the loop thread holds it, the
 //! arrival is left to the loop thread).
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -29,6 +29,7 @@ use rclrs::{Clock, Publisher};
 use ros_env::sensor_msgs::msg::rmw::JointState;
 use sas_robot_driver_gazebo::{JointSnapshot, RobotDriver, ShutdownToken};
 
+use crate::process::realtime;
 use crate::robot::alarm::Alarm;
 use crate::robot::counters::RobotCounters;
 use crate::robot::limits::JointLimitsTopics;
@@ -167,6 +168,15 @@ impl<D: RobotDriver + ?Sized> Core<D> {
     pub(super) fn in_span<T>(&self, log: impl FnOnce() -> T) -> T {
         let _span = tracing::info_span!("robot", name = %self.config.robot_name).entered();
         log()
+    }
+
+    /// Gives the calling thread the robot's `realtime_priority` the first time it comes by
+    /// (`done` unset): the receive and DDS listener threads are not ours to set up when
+    /// they start.
+    pub(super) fn prioritise_once(&self, done: &AtomicBool, thread: &str) {
+        if !done.swap(true, Ordering::Relaxed) {
+            realtime::apply(self.config.realtime_priority, thread);
+        }
     }
 }
 

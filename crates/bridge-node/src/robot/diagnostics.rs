@@ -49,15 +49,21 @@ pub(crate) enum Phase {
 }
 
 impl Phase {
+    /// Every phase, at the index of its value.
+    const ALL: [Phase; 6] = [
+        Phase::Created,
+        Phase::Initializing,
+        Phase::Running,
+        Phase::Stopped,
+        Phase::Faulted,
+        Phase::Failed,
+    ];
+
     fn from_u8(value: u8) -> Phase {
-        match value {
-            1 => Phase::Initializing,
-            2 => Phase::Running,
-            3 => Phase::Stopped,
-            4 => Phase::Faulted,
-            5 => Phase::Failed,
-            _ => Phase::Created,
-        }
+        Self::ALL
+            .get(usize::from(value))
+            .copied()
+            .unwrap_or(Phase::Created)
     }
 }
 
@@ -461,22 +467,26 @@ mod tests {
         }
     }
 
+    /// The level and message of a running robot, over the interval from `before` to `now`.
+    fn running(now: &Counters, before: &Counters) -> (u8, String) {
+        level_and_message(Phase::Running, None, None, now, Some(before))
+    }
+
     fn value<'a>(values: &'a [KeyValue], key: &str) -> &'a str {
         &values.iter().find(|kv| kv.key == key).expect(key).value
     }
 
     #[test]
     fn a_running_robot_is_ok_with_rates_over_the_last_interval() {
-        let t0 = Instant::now();
-        let before = counters(t0);
+        let before = counters(Instant::now());
         let now = Counters {
-            at: t0 + Duration::from_secs(2),
+            at: before.at + Duration::from_secs(2),
             periods: 1500,
             gazebo_messages: 1500,
             joint_states_published: 1498,
             ..before.clone()
         };
-        let (level, message) = level_and_message(Phase::Running, None, None, &now, Some(&before));
+        let (level, message) = running(&now, &before);
         assert_eq!((level, message.as_str()), (DiagnosticStatus::OK, "running"));
         let values = key_values(&now, Some(&before), "disarmed".into());
         assert_eq!(value(&values, "gazebo_rate_hz"), "500.0");
@@ -489,10 +499,9 @@ mod tests {
 
     #[test]
     fn stale_state_overruns_and_refused_targets_warn_naming_each() {
-        let t0 = Instant::now();
-        let before = counters(t0);
+        let before = counters(Instant::now());
         let now = Counters {
-            at: t0 + Duration::from_secs(1),
+            at: before.at + Duration::from_secs(1),
             state_age: Some(Duration::from_secs(3)),
             stale: true,
             periods: before.periods + 400,
@@ -500,7 +509,7 @@ mod tests {
             targets_refused: 5,
             ..before.clone()
         };
-        let (level, message) = level_and_message(Phase::Running, None, None, &now, Some(&before));
+        let (level, message) = running(&now, &before);
         assert_eq!(level, DiagnosticStatus::WARN);
         assert_eq!(
             message,
@@ -515,23 +524,21 @@ mod tests {
             targets_refused: 0,
             ..now
         };
-        let (level, _) =
-            level_and_message(Phase::Running, None, None, &few_overruns, Some(&before));
+        let (level, _) = running(&few_overruns, &before);
         assert_eq!(level, DiagnosticStatus::OK);
     }
 
     #[test]
     fn joint_states_lacking_a_joint_warn_naming_it_and_are_counted() {
-        let t0 = Instant::now();
-        let before = counters(t0);
+        let before = counters(Instant::now());
         let now = Counters {
-            at: t0 + Duration::from_secs(1),
+            at: before.at + Duration::from_secs(1),
             incomplete_joint_states: 7,
             missing_joints: vec!["elbow_joint".into()],
             joint_states_with_duplicates: 2,
             ..before.clone()
         };
-        let (level, message) = level_and_message(Phase::Running, None, None, &now, Some(&before));
+        let (level, message) = running(&now, &before);
         assert_eq!(level, DiagnosticStatus::WARN);
         assert_eq!(
             message,
@@ -604,14 +611,7 @@ mod tests {
         assert_eq!(read.periods, 5);
         assert!(read.stale);
         assert_eq!(read.state_age, Some(Duration::from_millis(3)));
-        for phase in [
-            Phase::Created,
-            Phase::Initializing,
-            Phase::Running,
-            Phase::Stopped,
-            Phase::Faulted,
-            Phase::Failed,
-        ] {
+        for phase in Phase::ALL {
             assert_eq!(Phase::from_u8(phase as u8), phase);
         }
     }

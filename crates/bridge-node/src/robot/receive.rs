@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use sas_robot_driver_gazebo::{JointSnapshot, RobotDriver};
 
-use crate::process::realtime;
 use crate::robot::core::{Core, PeriodFailures, Work};
 use crate::robot::counters::bump;
 use crate::robot::messages::stamp_from_nanos;
@@ -26,15 +25,10 @@ const ALARM_PUSH_MARGIN: Duration = Duration::from_millis(10);
 impl<D: RobotDriver + ?Sized> Core<D> {
     /// On the receive thread, after a Gazebo message is in the cache.
     pub fn on_state(&self) {
-        if !self
-            .receive_thread_prioritised
-            .swap(true, Ordering::Relaxed)
-        {
-            realtime::apply(
-                self.config.realtime_priority,
-                "the gz-transport receive thread",
-            );
-        }
+        self.prioritise_once(
+            &self.receive_thread_prioritised,
+            "the gz-transport receive thread",
+        );
         // Never wait for the loop thread (it may be descheduled holding the lock, and with
         // several robots on this thread every robot would wait): leave the arrival to it.
         match self.work.try_lock() {

@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use sas_robot_driver_gazebo::{Command, RobotDriver, TargetOutcome};
 
-use crate::process::realtime;
 use crate::robot::core::Core;
 use crate::robot::counters::bump;
 use crate::robot::rate_limit::suppressed_note;
@@ -21,16 +20,11 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         if self.faulted.load(Ordering::SeqCst) {
             return; // the watchdog's hold stays the target
         }
-        if !self
-            .listener_thread_prioritised
-            .swap(true, Ordering::Relaxed)
-        {
-            // On the command path now: the same priority as the loop and receive threads.
-            realtime::apply(
-                self.config.realtime_priority,
-                "the DDS listener thread (targets forwarded on arrival)",
-            );
-        }
+        // On the command path now: the same priority as the loop and receive threads.
+        self.prioritise_once(
+            &self.listener_thread_prioritised,
+            "the DDS listener thread (targets forwarded on arrival)",
+        );
         let now = Instant::now();
         // The driver's own lines (a clamp warning) name the robot too.
         self.in_span(|| {
