@@ -81,6 +81,9 @@
 mod command_timer;
 mod config;
 mod driver;
+#[cfg(test)]
+#[path = "../tests/driver/log_capture.rs"]
+mod log_capture;
 mod rate_commands;
 mod receive;
 mod reset;

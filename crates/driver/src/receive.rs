@@ -208,6 +208,7 @@ pub(crate) fn model_stamp(model: &Model) -> Option<SimTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log_capture::capture_logs;
     use crate::{JointSnapshot, SimTime};
     use gz_transport::msgs::{Axis, Header, Joint};
 
@@ -321,7 +322,7 @@ mod tests {
             joint: vec![joint("a", 1.0), joint("b", 2.0), joint("a", 7.0)],
             ..Default::default()
         };
-        let (written, logs) = capture_warnings(|| {
+        let (written, logs) = capture_logs(|| {
             let written = receiver.receive(&model, Instant::now(), 0);
             receiver.receive(&model, Instant::now(), 0);
             written
@@ -366,30 +367,5 @@ mod tests {
         assert_eq!(snapshot.sim_time, Some(SimTime { sec: 0, nsec: 0 }));
         assert_eq!(snapshot.received_at, Some(reset_at));
         assert!(!snapshot.is_stale(std::time::Duration::from_secs(3600)));
-    }
-
-    /// Warnings logged on this thread while `f` runs.
-    fn capture_warnings<T>(f: impl FnOnce() -> T) -> (T, String) {
-        use std::io::Write;
-        #[derive(Clone, Default)]
-        struct Buffer(Arc<Mutex<Vec<u8>>>);
-        impl Write for Buffer {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let buffer = Buffer::default();
-        let writer = buffer.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        let result = tracing::subscriber::with_default(subscriber, f);
-        let logs = String::from_utf8_lossy(&buffer.0.lock()).into_owned();
-        (result, logs)
     }
 }

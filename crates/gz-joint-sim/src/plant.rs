@@ -373,6 +373,31 @@ mod tests {
         w.joint_index(name).unwrap()
     }
 
+    /// The world `text`, loaded from a scratch file of this test's own (removed once loaded).
+    fn world_from_text(text: &str) -> World {
+        let dir = std::env::temp_dir().join(format!(
+            "gz-joint-sim-plant-{}-{}",
+            std::process::id(),
+            std::thread::current()
+                .name()
+                .unwrap_or("t")
+                .replace("::", "-")
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("w.sdf");
+        std::fs::write(&file, text).unwrap();
+        let w = World::load_with_resource_paths(&file, &[]).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        w
+    }
+
+    /// `steps` steps of `plant` towards `targets`.
+    fn run(plant: &mut Plant, targets: &Targets, steps: usize) {
+        for _ in 0..steps {
+            plant.step(targets);
+        }
+    }
+
     #[test]
     fn velocity_mode_moves_at_cmd_max_and_stops_on_target() {
         let w = world("ur3e_world.sdf");
@@ -387,16 +412,12 @@ mod tests {
         targets.positions[c] = 0.5;
         plant.step(&targets); // first iteration: controllers idle
         assert_eq!(plant.joints()[elbow].position, 0.0);
-        for _ in 0..1000 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 1000);
         // 1000 steps of 2 ms at 0.25 rad/s.
         let s = plant.joints()[elbow];
         assert!((s.position - 0.5).abs() < 1e-9, "{s:?}");
         assert!((s.velocity - 0.25).abs() < 1e-9, "{s:?}");
-        for _ in 0..10 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 10);
         let s = plant.joints()[elbow];
         assert!(
             (s.position - 0.5).abs() < 1e-12 && s.velocity.abs() < 1e-9,
@@ -422,19 +443,17 @@ mod tests {
             .unwrap();
         let mut targets = Targets::initial(&w);
         targets.positions[c] = 10.0;
-        for _ in 0..((std::f64::consts::PI / 0.25 / 0.002) as usize + 500) {
-            plant.step(&targets);
-        }
+        run(
+            &mut plant,
+            &targets,
+            (std::f64::consts::PI / 0.25 / 0.002) as usize + 500,
+        );
         assert_eq!(plant.joints()[elbow].position, std::f64::consts::PI);
     }
 
     #[test]
     fn pid_mode_converges_on_the_target() {
-        let dir = std::env::temp_dir().join(format!("gz-joint-sim-pid-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("w.sdf");
-        std::fs::write(
-            &file,
+        let w = world_from_text(
             r#"<sdf version="1.9"><world name="w"><physics name="p" type="ode"><max_step_size>0.001</max_step_size></physics>
             <model name="m"><link name="a"/>
               <link name="b"><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial></link>
@@ -442,16 +461,11 @@ mod tests {
               <plugin filename="gz-sim-joint-position-controller-system" name="gz::sim::systems::JointPositionController">
                 <joint_name>j</joint_name><p_gain>20</p_gain><i_gain>0</i_gain><d_gain>2</d_gain><initial_position>0.3</initial_position>
               </plugin></model></world></sdf>"#,
-        )
-        .unwrap();
-        let w = World::load_with_resource_paths(&file, &[]).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
+        );
         assert_eq!(w.position_controllers[0].mode, ControlMode::Pid);
         let mut plant = Plant::new(&w);
         let targets = Targets::initial(&w);
-        for _ in 0..10_000 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 10_000);
         let s = plant.joints()[0];
         assert!(
             (s.position - 0.3).abs() < 1e-3 && s.velocity.abs() < 1e-3,
@@ -462,30 +476,14 @@ mod tests {
     /// A one-joint world: link of mass 2 with its centre of mass 0.1 from the axis and
     /// izz 0.01, so I = 0.01 + 2·0.1² = 0.03; limits and dynamics as given.
     fn one_joint(system: &str, limit: &str, dynamics: &str) -> World {
-        let dir = std::env::temp_dir().join(format!(
-            "gz-joint-sim-plant-{}-{}",
-            std::process::id(),
-            std::thread::current()
-                .name()
-                .unwrap_or("t")
-                .replace("::", "-")
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("w.sdf");
-        std::fs::write(
-            &file,
-            format!(
-                r#"<sdf version="1.9"><world name="w"><physics name="p" type="ode"><max_step_size>0.002</max_step_size></physics>
+        let w = world_from_text(&format!(
+            r#"<sdf version="1.9"><world name="w"><physics name="p" type="ode"><max_step_size>0.002</max_step_size></physics>
             <model name="m"><link name="a"/>
               <link name="b"><inertial><pose>0.1 0 0 0 0 0</pose><mass>2</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial></link>
               <joint name="j" type="revolute"><parent>a</parent><child>b</child><axis><xyz>0 0 1</xyz><limit>{limit}</limit><dynamics>{dynamics}</dynamics></axis></joint>
               {system}
             </model></world></sdf>"#
-            ),
-        )
-        .unwrap();
-        let w = World::load_with_resource_paths(&file, &[]).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
+        ));
         assert!((w.joints[0].effective_inertia - 0.03).abs() < 1e-12);
         w
     }
@@ -525,9 +523,7 @@ mod tests {
         let s = plant.joints()[0];
         assert_eq!(s.force, -3.0, "DART clips the force command to <effort>");
         assert!((s.velocity + 3.0 / 0.03 * 0.002).abs() < 1e-12, "{s:?}");
-        for _ in 0..100 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 100);
         assert_eq!(plant.joints()[0].velocity, -1.5, "held at <velocity>");
     }
 
@@ -552,9 +548,7 @@ mod tests {
         let s = plant.joints()[0];
         assert_eq!(s.force, 3.0);
         assert!(s.velocity > 0.0 && s.velocity < 1.0, "{s:?}");
-        for _ in 0..100 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 100);
         let s = plant.joints()[0];
         assert_eq!(s.velocity, 1.0);
         assert!(
@@ -563,9 +557,7 @@ mod tests {
         );
         // Over the velocity limit: clipped to it.
         targets.velocities[0] = 10.0;
-        for _ in 0..100 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 100);
         assert_eq!(plant.joints()[0].velocity, 2.0);
     }
 
@@ -575,9 +567,7 @@ mod tests {
         let mut plant = Plant::new(&w);
         let mut targets = Targets::initial(&w);
         targets.velocities[0] = 1.0;
-        for _ in 0..10 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 10);
         assert_eq!(plant.joints()[0].velocity, 1.0);
         targets.velocities[0] = f64::NAN;
         plant.step(&targets);
@@ -602,9 +592,7 @@ mod tests {
         let mut plant = Plant::new(&w);
         let mut targets = Targets::initial(&w);
         targets.forces[0] = 1.0;
-        for _ in 0..1000 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 1000);
         let s = plant.joints()[0];
         assert_eq!((s.position, s.velocity), (0.1, 0.0));
     }
@@ -615,9 +603,7 @@ mod tests {
         let mut plant = Plant::new(&w);
         let mut targets = Targets::initial(&w);
         targets.forces[0] = 0.2;
-        for _ in 0..100 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 100);
         assert_eq!(plant.joints()[0].velocity, 0.0);
         targets.forces[0] = 0.6;
         plant.step(&targets);
@@ -633,9 +619,7 @@ mod tests {
         assert!(plant.force_driven(0));
         let mut targets = Targets::initial(&w);
         targets.velocities[0] = 1.0;
-        for _ in 0..10 {
-            plant.step(&targets);
-        }
+        run(&mut plant, &targets, 10);
         assert_eq!(plant.joints()[0].velocity, 0.0);
     }
 }

@@ -6,8 +6,8 @@ mod common;
 use std::f64::consts::PI;
 use std::time::Duration;
 
-use common::{sdf, UR3E_JOINTS};
-use gz_joint_sim::{ControlMode, JointKind, World};
+use common::{sdf, world_from_text, UR3E_JOINTS};
+use gz_joint_sim::{ControlMode, JointKind, StatePublisherSpec, World};
 
 fn load(name: &str) -> World {
     // No resource path: the world's own folder must be enough.
@@ -17,6 +17,31 @@ fn load(name: &str) -> World {
 const R820_JOINTS: [&str; 7] = [
     "joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "joint7",
 ];
+
+/// The names of the joints `publisher` publishes, in its order.
+fn published_joints<'w>(w: &'w World, publisher: &StatePublisherSpec) -> Vec<&'w str> {
+    publisher
+        .joints
+        .iter()
+        .map(|&i| w.joints[i].name.as_str())
+        .collect()
+}
+
+/// The topics of the world's JointPositionControllers, in SDF order.
+fn position_controller_topics(w: &World) -> Vec<&str> {
+    w.position_controllers
+        .iter()
+        .map(|c| c.topic.as_str())
+        .collect()
+}
+
+/// Gazebo's JointPositionController topics for `joints` of `model`, one controller a joint.
+fn cmd_pos_topics(model: &str, joints: &[&str]) -> Vec<String> {
+    joints
+        .iter()
+        .map(|j| format!("/model/{model}/joint/{j}/0/cmd_pos"))
+        .collect()
+}
 
 #[test]
 fn ur3e_world_topics_are_the_originals() {
@@ -32,23 +57,13 @@ fn ur3e_world_topics_are_the_originals() {
         "/world/ur3e_world/model/ur3e/model/ur3e_position_controller/model/ur3e/joint_state"
     );
     assert_eq!(jsp.model_name, "ur3e");
-    let published: Vec<&str> = jsp
-        .joints
-        .iter()
-        .map(|&i| w.joints[i].name.as_str())
-        .collect();
+    let published = published_joints(&w, jsp);
     assert_eq!(published, UR3E_JOINTS);
 
-    let topics: Vec<&str> = w
-        .position_controllers
-        .iter()
-        .map(|c| c.topic.as_str())
-        .collect();
-    let expected: Vec<String> = UR3E_JOINTS
-        .iter()
-        .map(|j| format!("/model/ur3e/joint/{j}/0/cmd_pos"))
-        .collect();
-    assert_eq!(topics, expected);
+    assert_eq!(
+        position_controller_topics(&w),
+        cmd_pos_topics("ur3e", &UR3E_JOINTS)
+    );
     for c in &w.position_controllers {
         assert_eq!(
             c.mode,
@@ -114,11 +129,7 @@ fn r820_world_has_seven_joints_with_the_r820_limits() {
         jsp.topic,
         "/world/r820_world/model/r820/model/r820_position_controller/model/r820/joint_state"
     );
-    let published: Vec<&str> = jsp
-        .joints
-        .iter()
-        .map(|&i| w.joints[i].name.as_str())
-        .collect();
+    let published = published_joints(&w, jsp);
     assert_eq!(published, R820_JOINTS);
     let uppers = [2.96706, 2.0944, 2.96706, 2.0944, 2.96706, 2.0944, 3.05433];
     for (name, upper) in R820_JOINTS.iter().zip(uppers) {
@@ -129,16 +140,10 @@ fn r820_world_has_seven_joints_with_the_r820_limits() {
             "{name}"
         );
     }
-    let topics: Vec<&str> = w
-        .position_controllers
-        .iter()
-        .map(|c| c.topic.as_str())
-        .collect();
-    let expected: Vec<String> = R820_JOINTS
-        .iter()
-        .map(|j| format!("/model/r820/joint/{j}/0/cmd_pos"))
-        .collect();
-    assert_eq!(topics, expected);
+    assert_eq!(
+        position_controller_topics(&w),
+        cmd_pos_topics("r820", &R820_JOINTS)
+    );
 }
 
 #[test]
@@ -147,11 +152,7 @@ fn longboy_world_is_one_model_with_thirteen_joints() {
     assert_eq!(w.state_publishers.len(), 1);
     let jsp = &w.state_publishers[0];
     assert_eq!(jsp.topic, "/world/longboy_world/model/longboy/model/longboy_position_controller/model/longboy/joint_state");
-    let published: Vec<&str> = jsp
-        .joints
-        .iter()
-        .map(|&i| w.joints[i].name.as_str())
-        .collect();
+    let published = published_joints(&w, jsp);
     let expected: Vec<&str> = R820_JOINTS
         .iter()
         .chain(UR3E_JOINTS.iter())
@@ -159,9 +160,10 @@ fn longboy_world_is_one_model_with_thirteen_joints() {
         .collect();
     assert_eq!(published, expected);
     assert_eq!(w.position_controllers.len(), 13);
-    for (c, j) in w.position_controllers.iter().zip(&expected) {
-        assert_eq!(c.topic, format!("/model/longboy/joint/{j}/0/cmd_pos"));
-    }
+    assert_eq!(
+        position_controller_topics(&w),
+        cmd_pos_topics("longboy", &expected)
+    );
 }
 
 #[test]
@@ -194,11 +196,9 @@ fn model_uris_resolve_through_the_resource_path_too() {
 
 #[test]
 fn plugin_parameters_are_read_as_gazebo_reads_them() {
-    let dir = std::env::temp_dir().join(format!("gz-joint-sim-params-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let world = dir.join("w.sdf");
-    std::fs::write(
-        &world,
+    let w = world_from_text(
+        "params",
+        "w.sdf",
         r#"<sdf version="1.9"><world name="params">
           <physics name="slow" type="ode"><max_step_size>0.01</max_step_size><real_time_factor>0.5</real_time_factor></physics>
           <physics name="fast" type="ode" default="true"><max_step_size>0.001</max_step_size></physics>
@@ -224,10 +224,7 @@ fn plugin_parameters_are_read_as_gazebo_reads_them() {
             </plugin>
             <plugin filename="gz-sim-joint-state-publisher-system" name="gz::sim::systems::JointStatePublisher"/>
           </model></world></sdf>"#,
-    )
-    .unwrap();
-    let w = World::load_with_resource_paths(&world, &[]).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    );
 
     // The physics profile marked default wins; SDF defaults fill the rest.
     assert_eq!(w.step, Duration::from_millis(1));
@@ -293,19 +290,13 @@ fn plugin_parameters_are_read_as_gazebo_reads_them() {
     };
     assert_eq!(filtered.topic, "/bot/states");
     assert_eq!(filtered.update_rate, Some(50.0));
-    let names = |p: &gz_joint_sim::StatePublisherSpec| {
-        p.joints
-            .iter()
-            .map(|&i| w.joints[i].name.clone())
-            .collect::<Vec<_>>()
-    };
     assert_eq!(
-        names(filtered),
+        published_joints(&w, filtered),
         ["a", "c"],
         "entity (SDF) order, not filter order"
     );
     assert_eq!(all.topic, "/world/params/model/bot/joint_state");
-    assert_eq!(names(all), ["a", "b", "c"]);
+    assert_eq!(published_joints(&w, all), ["a", "b", "c"]);
 }
 
 /// The Harmonic worlds of sdf/ and their generated Fortress spelling (sdf/fortress/).
@@ -422,11 +413,9 @@ fn ur3e_effort_world_has_an_apply_joint_force_per_joint_on_gazebos_topics() {
 
 #[test]
 fn joint_controller_and_apply_joint_force_parameters_are_read_as_gazebo_reads_them() {
-    let dir = std::env::temp_dir().join(format!("gz-joint-sim-jc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let world = dir.join("w.sdf");
-    std::fs::write(
-        &world,
+    let w = world_from_text(
+        "jc",
+        "w.sdf",
         r#"<sdf version="1.9"><world name="jc">
           <model name="bot">
             <link name="base"/><link name="l1"/><link name="l2"/>
@@ -446,10 +435,7 @@ fn joint_controller_and_apply_joint_force_parameters_are_read_as_gazebo_reads_th
               <joint_name>b</joint_name>
             </plugin>
           </model></world></sdf>"#,
-    )
-    .unwrap();
-    let w = World::load_with_resource_paths(&world, &[]).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    );
     let [two, force_mode, topic] = &w.joint_controllers[..] else {
         panic!("three JointControllers")
     };
@@ -483,13 +469,11 @@ fn joint_controller_and_apply_joint_force_parameters_are_read_as_gazebo_reads_th
 
 #[test]
 fn a_joint_moves_its_child_links_inertia_about_the_axis() {
-    let dir = std::env::temp_dir().join(format!("gz-joint-sim-inertia-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let world = dir.join("w.sdf");
     // The child's inertial frame is rolled 90° and 0.5 m out along x: about the joint's z
     // axis the link shows its iyy (0.03) plus 2 kg · 0.5².
-    std::fs::write(
-        &world,
+    let w = world_from_text(
+        "inertia",
+        "w.sdf",
         r#"<sdf version="1.9"><world name="chain"><model name="arm">
           <link name="base"/>
           <link name="l1"><inertial><pose>0.5 0 0 1.5707963267948966 0 0</pose><mass>2</mass>
@@ -499,10 +483,7 @@ fn a_joint_moves_its_child_links_inertia_about_the_axis() {
           <joint name="b" type="revolute"><parent>l1</parent><child>l2</child></joint>
           <joint name="p" type="prismatic"><parent>base</parent><child>l1</child></joint>
         </model></world></sdf>"#,
-    )
-    .unwrap();
-    let w = World::load_with_resource_paths(&world, &[]).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    );
     let inertia = |name: &str| w.joints[w.joint_index(name).unwrap()].effective_inertia;
     // Only the child link counts (l2, further down, does not: see JointSpec).
     assert!((inertia("a") - 0.53).abs() < 1e-9, "{}", inertia("a"));

@@ -2,6 +2,8 @@
 
 // Test plumbing: partitions, child processes, log capture.
 mod support;
+// Log capture, shared with the unit tests.
+mod log_capture;
 
 // RobotDriverComposite over two parts of the R820 + UR3e world run in this process.
 mod composite;

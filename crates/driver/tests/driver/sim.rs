@@ -13,9 +13,8 @@ use sas_robot_driver_gazebo::{
     RobotDriverGazebo, RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
 };
 
-use crate::support::{
-    capture_logs, start_ur3e_world, unique_partition, PREFIX, STATES, UR3E_JOINTS,
-};
+use crate::log_capture::capture_logs;
+use crate::support::{start_ur3e_world, unique_partition, PREFIX, STATES, UR3E_JOINTS};
 
 /// The shipped controllers' `<cmd_max>`: joints move at this speed towards their target.
 const CMD_MAX: f64 = 0.25;

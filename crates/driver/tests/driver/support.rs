@@ -1,12 +1,10 @@
 //! Shared test plumbing: unique partitions, loopback-only discovery, child processes that die
-//! with the test, and captured logs.
+//! with the test.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Once};
+use std::sync::{mpsc, Once};
 use std::time::{Duration, Instant};
-
-use parking_lot::Mutex;
 
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
 
@@ -91,30 +89,6 @@ pub fn ign_topic(partition: &str) -> Command {
         .env("IGN_IP", "127.0.0.1")
         .env("GZ_IP", "127.0.0.1");
     command
-}
-
-/// Log lines written while `f` runs on this thread.
-pub fn capture_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-    impl Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let result = tracing::subscriber::with_default(subscriber, f);
-    let logs = String::from_utf8_lossy(&buffer.0.lock()).into_owned();
-    (result, logs)
 }
 
 /// The shipped UR3e world (sdf/ur3e_world.sdf): its joints, command prefix and joint-state topic.
