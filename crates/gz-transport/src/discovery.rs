@@ -371,11 +371,7 @@ impl Core {
 
     pub fn topic_list(&self) -> Vec<String> {
         let st = self.state.lock();
-        let offered = st.remote.iter().filter(|(_, v)| !v.is_empty());
-        crate::names::names_in_partition(
-            &self.prefix,
-            st.local.keys().chain(offered.map(|(k, _)| k)),
-        )
+        crate::names::offered_in_partition(&self.prefix, &st.local, &st.remote)
     }
 
     pub fn publishers_of(&self, fqn: &str) -> Vec<PublisherInfo> {

@@ -26,6 +26,14 @@ fn own_port(test: u16) -> u16 {
     (std::process::id() % 10000) as u16 + 40000 + test
 }
 
+/// The node of the hostile test number `test`, on a discovery port of its own (returned),
+/// with the warnings captured from its start.
+fn node_under_test(test: u16, partition: &str) -> (Node, u16) {
+    warnings();
+    let port = own_port(test);
+    (node_on_own_port(partition, port), port)
+}
+
 /// Every WARN line logged by any thread of this test binary.
 fn warnings() -> Arc<Mutex<Vec<u8>>> {
     static BUFFER: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
@@ -126,10 +134,8 @@ fn assert_still_delivers(partition: &str, port: u16, received: &Mutex<Vec<f64>>)
 
 #[test]
 fn garbage_on_the_discovery_port_is_counted_and_its_sender_named_once() {
-    warnings();
-    let port = own_port(1);
     let partition = "hostile-datagrams";
-    let node = node_on_own_port(partition, port);
+    let (node, port) = node_under_test(1, partition);
     let garbage = sender(port);
     let garbage_name = format!("udp {}", garbage.local_addr().unwrap());
     // A length prefix that never matches, random bodies, a wrong wire version, and lengths
@@ -140,6 +146,13 @@ fn garbage_on_the_discovery_port_is_counted_and_its_sender_named_once() {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         seed
+    };
+    let assert_all_dropped = |sent: u64| {
+        assert!(
+            eventually(|| node.stats().discovery_dropped >= sent),
+            "dropped {} of {sent}",
+            node.stats().discovery_dropped
+        );
     };
     let mut sent = 0u64;
     for i in 0..2000usize {
@@ -152,11 +165,7 @@ fn garbage_on_the_discovery_port_is_counted_and_its_sender_named_once() {
         sent += 1;
         // UDP drops what the receive buffer cannot hold: let the node keep up.
         if sent % 100 == 0 {
-            assert!(
-                eventually(|| node.stats().discovery_dropped >= sent),
-                "dropped {} of {sent}",
-                node.stats().discovery_dropped
-            );
+            assert_all_dropped(sent);
         }
     }
     let mut other_version = Discovery::new(DiscoveryType::Heartbeat, "statistics-peer", None);
@@ -165,11 +174,7 @@ fn garbage_on_the_discovery_port_is_counted_and_its_sender_named_once() {
     other_version.encode(&mut datagram).unwrap();
     garbage.send(&datagram).unwrap();
     sent += 1;
-    assert!(
-        eventually(|| node.stats().discovery_dropped >= sent),
-        "dropped {} of {sent}",
-        node.stats().discovery_dropped
-    );
+    assert_all_dropped(sent);
     assert_eq!(
         lines_with(&garbage_name),
         1,
@@ -183,10 +188,8 @@ fn garbage_on_the_discovery_port_is_counted_and_its_sender_named_once() {
 
 #[test]
 fn malformed_frames_wrong_types_and_bad_payloads_are_counted_and_named_once() {
-    warnings();
-    let port = own_port(2);
     let partition = "hostile-frames";
-    let node = node_on_own_port(partition, port);
+    let (node, port) = node_under_test(2, partition);
     let models = Arc::new(Mutex::new(Vec::<Model>::new()));
     let sink = models.clone();
     let _sub = node
@@ -335,10 +338,8 @@ fn malformed_frames_wrong_types_and_bad_payloads_are_counted_and_named_once() {
 /// panic on the receive thread, which died; every later command then blocked the node.
 #[test]
 fn an_advertised_address_with_a_nul_byte_is_refused_and_the_node_keeps_receiving() {
-    warnings();
-    let port = own_port(3);
     let partition = "hostile-address";
-    let node = node_on_own_port(partition, port);
+    let (node, port) = node_under_test(3, partition);
     let (_sub, received) = doubles_of_x(&node);
     let discovery = sender(port);
     let before = node.stats().discovery_dropped;

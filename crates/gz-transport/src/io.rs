@@ -25,7 +25,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -895,12 +895,7 @@ fn subscriber_side(core: &DataPath) -> Side<'_> {
 
 /// A non-blocking connect to `tcp://host:port`.
 fn connect(address: &str) -> io::Result<TcpStream> {
-    let target = address
-        .strip_prefix("tcp://")
-        .unwrap_or(address)
-        .to_socket_addrs()?
-        .next()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
+    let target = crate::net::tcp_target(address)?;
     let socket = Socket::new(Domain::for_address(target), Type::STREAM, None)?;
     tune(SockRef::from(&socket))?;
     match socket.connect(&target.into()) {

@@ -1,6 +1,8 @@
 //! Topic, namespace and partition names, and the fully qualified name that travels on the
 //! wire: `@/<partition>@<namespace/topic>` (the rules of gz-transport's `TopicUtils`).
 
+use std::collections::HashMap;
+
 use crate::Error;
 
 /// Longest name gz-transport accepts.
@@ -25,7 +27,6 @@ fn invalid_reason(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Check a partition name; `""` is not allowed (callers substitute the default first).
 /// The names of `fqns` that are in the partition of `prefix` (`@/<partition>@`), without it,
 /// sorted and each once: what a topic or service list shows.
 pub(crate) fn names_in_partition<'a>(
@@ -38,6 +39,17 @@ pub(crate) fn names_in_partition<'a>(
     names.sort();
     names.dedup();
     names
+}
+
+/// The names, in the partition of `prefix`, of what this node offers (`local`) or a peer does
+/// (`remote`; a name whose last offer went does not count): a topic or service list.
+pub(crate) fn offered_in_partition<L, R>(
+    prefix: &str,
+    local: &HashMap<String, L>,
+    remote: &HashMap<String, Vec<R>>,
+) -> Vec<String> {
+    let offered = remote.iter().filter(|(_, v)| !v.is_empty());
+    names_in_partition(prefix, local.keys().chain(offered.map(|(k, _)| k)))
 }
 
 /// A full message type name as sent on the wire: non-empty, no white space.

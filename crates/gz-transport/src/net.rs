@@ -1,10 +1,21 @@
-//! Host facts (interfaces, hostname, user) and the UDP multicast sockets of discovery.
+//! Host facts (interfaces, hostname, user), the UDP multicast sockets of discovery, and the
+//! socket address of a peer's `tcp://host:port`.
 
 use std::ffi::CStr;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs, UdpSocket};
 
 use socket2::{Domain, Protocol, Socket, Type};
+
+/// The (first) socket address of `tcp://host:port` (or of `host:port`).
+pub(crate) fn tcp_target(address: &str) -> io::Result<SocketAddr> {
+    address
+        .strip_prefix("tcp://")
+        .unwrap_or(address)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no address for {address}")))
+}
 
 /// IPv4 addresses of the interfaces that are up and multicast-capable, non-loopback first;
 /// `[127.0.0.1]` when there is none (a host without network still talks to itself).

@@ -161,16 +161,18 @@ impl Parser<'_> {
     }
 
     fn ident(&mut self) -> Result<String, TextError> {
+        self.token(|c| c.is_ascii_alphanumeric() || c == '_', "a field name")
+    }
+
+    /// The longest run of (ASCII) characters that are `allowed`; an error naming `what` was
+    /// expected if there is none.
+    fn token(&mut self, allowed: impl Fn(char) -> bool, what: &str) -> Result<String, TextError> {
         let start = self.pos;
-        while let Some(c) = self.peek() {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                self.pos += 1;
-            } else {
-                break;
-            }
+        while self.peek().is_some_and(&allowed) {
+            self.pos += 1;
         }
         if start == self.pos {
-            return self.err("expected a field name");
+            return self.err(format!("expected {what}"));
         }
         Ok(self.src[start..self.pos].to_owned())
     }
@@ -217,18 +219,10 @@ impl Parser<'_> {
     }
 
     fn scalar(&mut self) -> Result<String, TextError> {
-        let start = self.pos;
-        while let Some(c) = self.peek() {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '+') {
-                self.pos += 1;
-            } else {
-                break;
-            }
-        }
-        if start == self.pos {
-            return self.err("expected a value");
-        }
-        Ok(self.src[start..self.pos].to_owned())
+        self.token(
+            |c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '+'),
+            "a value",
+        )
     }
 
     fn string(&mut self, quote: char) -> Result<String, TextError> {

@@ -9,6 +9,8 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use gz_transport::{text, MsgsPrefix, Node, NodeOptions, ServiceError};
 
+mod cli;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "gz-service",
@@ -55,17 +57,7 @@ struct Args {
 }
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let args = Args::parse();
-    if let Err(e) = run(args) {
-        eprintln!("gz-service: {e:#}");
-        std::process::exit(1);
-    }
+    cli::main("gz-service", run);
 }
 
 fn run(args: Args) -> Result<()> {
@@ -74,12 +66,7 @@ fn run(args: Args) -> Result<()> {
         ..Default::default()
     })
     .context("cannot start the transport")?;
-    let wait = Duration::try_from_secs_f64(args.wait).with_context(|| {
-        format!(
-            "--wait must be a non-negative number of seconds, got {}",
-            args.wait
-        )
-    })?;
+    let wait = cli::secs(args.wait, "--wait")?;
     let need_service = || args.service.clone().context("this action needs -s SERVICE");
     if args.list {
         node.service_list()?; // starts listening
@@ -96,8 +83,7 @@ fn run(args: Args) -> Result<()> {
         }
         // Other responders of the same service answered the same SUBSCRIBE: give them a
         // moment to arrive, within --wait.
-        const GRACE: Duration = Duration::from_millis(300);
-        std::thread::sleep(GRACE.min(deadline.saturating_duration_since(Instant::now())));
+        cli::sleep_grace(deadline);
         // The layout of `gz service -i`.
         println!("Service providers [Address, Request Message Type, Response Message Type]:");
         for s in node.service_info(&service)? {

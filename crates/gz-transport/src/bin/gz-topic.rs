@@ -10,6 +10,8 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use gz_transport::{text, MsgsPrefix, Node, NodeOptions};
 
+mod cli;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "gz-topic",
@@ -65,22 +67,7 @@ struct Args {
 }
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let args = Args::parse();
-    if let Err(e) = run(args) {
-        eprintln!("gz-topic: {e:#}");
-        std::process::exit(1);
-    }
-}
-
-fn secs(s: f64, what: &str) -> Result<Duration> {
-    Duration::try_from_secs_f64(s)
-        .with_context(|| format!("{what} must be a non-negative number of seconds, got {s}"))
+    cli::main("gz-topic", run);
 }
 
 fn run(args: Args) -> Result<()> {
@@ -91,7 +78,7 @@ fn run(args: Args) -> Result<()> {
     .context("cannot start the transport")?;
     let need_topic = || args.topic.clone().context("this action needs -t TOPIC");
     if args.list {
-        listen(&node, secs(args.wait, "--wait")?, || false);
+        listen(&node, cli::secs(args.wait, "--wait")?, || false);
         let mut topics = node.topic_list();
         topics.extend(node.subscribed_topic_list());
         topics.sort();
@@ -105,7 +92,7 @@ fn run(args: Args) -> Result<()> {
         // Subscribers answer within milliseconds of the request; publishers show up with their
         // next advertisement (every second): wait for one, up to --wait.
         let has_publishers = || node.topic_info(&topic).is_ok_and(|p| !p.is_empty());
-        listen(&node, secs(args.wait, "--wait")?, has_publishers);
+        listen(&node, cli::secs(args.wait, "--wait")?, has_publishers);
         let publishers = node.topic_info(&topic)?;
         let subscribers = node.topic_subscribers(&topic)?;
         if publishers.is_empty() && subscribers.is_empty() {
@@ -127,7 +114,7 @@ fn run(args: Args) -> Result<()> {
             &node,
             &need_topic()?,
             args.num,
-            args.duration.map(|d| secs(d, "-d")).transpose()?,
+            args.duration.map(|d| cli::secs(d, "-d")).transpose()?,
         )
     } else {
         let data = args.publish.as_deref().expect("clap requires one action");
@@ -154,10 +141,9 @@ fn print_endpoints(kind: &str, topic: &str, endpoints: &[(&String, &String)]) {
 /// start and every second after; once `found` holds, allow a short grace for the remaining
 /// answers (they come within milliseconds on one host) and return early.
 fn listen(node: &Node, window: Duration, found: impl Fn() -> bool) {
-    const GRACE: Duration = Duration::from_millis(300);
     let deadline = Instant::now() + window;
     if node.watch_subscribers(deadline, found) {
-        std::thread::sleep(GRACE.min(deadline.saturating_duration_since(Instant::now())));
+        cli::sleep_grace(deadline);
     }
 }
 
@@ -220,7 +206,7 @@ fn publish(node: &Node, topic: &str, msg_type: &str, data: &str, args: &Args) ->
         .with_context(|| format!("invalid {full} message {data:?}"))?;
     let publisher = node.advertise_raw(topic, &full)?;
     // Returns once a subscriber's connection is complete, so the first message reaches it.
-    if !publisher.wait_for_subscribers(secs(args.wait, "--wait")?) {
+    if !publisher.wait_for_subscribers(cli::secs(args.wait, "--wait")?) {
         eprintln!("gz-topic: no subscriber on {topic} yet, publishing anyway");
     }
     match args.rate {

@@ -5,7 +5,7 @@
 //! blocked on each connection costs no wake-up between calls.
 
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use crate::zmtp::{self, ZmtpError, GREETING_LEN};
@@ -52,12 +52,7 @@ pub(crate) struct Link {
 impl Link {
     /// Connects to `tcp://host:port` and handshakes, announcing `identity`.
     pub fn connect(address: &str, identity: &str, timeout: Duration) -> Result<Link, LinkError> {
-        let target = address
-            .strip_prefix("tcp://")
-            .unwrap_or(address)
-            .to_socket_addrs()?
-            .next()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such address"))?;
+        let target = crate::net::tcp_target(address)?;
         let stream = TcpStream::connect_timeout(&target, timeout)?;
         Link::handshake(stream, identity)
     }

@@ -522,11 +522,7 @@ impl Services {
     /// Service names of this partition with a known responder (ours or remote), sorted.
     pub fn list(&self) -> Vec<String> {
         let st = self.state.lock();
-        let offered = st.remote.iter().filter(|(_, v)| !v.is_empty());
-        crate::names::names_in_partition(
-            &self.prefix,
-            st.local.keys().chain(offered.map(|(k, _)| k)),
-        )
+        crate::names::offered_in_partition(&self.prefix, &st.local, &st.remote)
     }
 
     pub fn info(&self, fqn: &str) -> Vec<ServiceInfo> {

@@ -4,13 +4,12 @@
 //! credentialed `ign topic -p`, and one without credentials reads nothing. Judged by what each
 //! side received.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gz_transport::msgs::Double;
-use gz_transport::{Credentials, MessageInfo, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{Credentials, MsgsPrefix, Node, NodeOptions};
 
-use crate::support::{eventually, init, partition, ChildGuard, IGN_TOPIC, PATIENCE};
+use crate::support::{doubles_on, eventually, init, partition, ChildGuard, IGN_TOPIC, PATIENCE};
 
 const USER: &str = "sas";
 const PASS: &str = "s3cret";
@@ -90,20 +89,8 @@ fn our_subscriber_with_the_credentials_reads_a_credentialed_ign_publisher_and_on
     let p = partition("authsub");
     let with = node(&p, Some(PASS));
     let without = node(&p, None);
-    let got_with: Arc<Mutex<Vec<f64>>> = Arc::default();
-    let got_without: Arc<Mutex<Vec<f64>>> = Arc::default();
-    let g = got_with.clone();
-    let _s1 = with
-        .subscribe("/secret", move |m: Double, _: &MessageInfo| {
-            g.lock().unwrap().push(m.data)
-        })
-        .unwrap();
-    let g = got_without.clone();
-    let _s2 = without
-        .subscribe("/secret", move |m: Double, _: &MessageInfo| {
-            g.lock().unwrap().push(m.data)
-        })
-        .unwrap();
+    let (_s1, got_with) = doubles_on(&with, "/secret");
+    let (_s2, got_without) = doubles_on(&without, "/secret");
     // `ign topic -p` publishes once, shortly after it advertises, and exits; on loaded cores
     // that one message is often lost before any subscriber connected (the publisher's loss:
     // see interop.rs), so start publishers until one got through.
@@ -131,7 +118,7 @@ fn our_subscriber_with_the_credentials_reads_a_credentialed_ign_publisher_and_on
         received,
         "the credentialed subscriber read none of 15 credentialed ign publishers"
     );
-    assert!(got_with.lock().unwrap().iter().all(|&v| v == 2.5));
+    assert!(got_with.lock().unwrap().iter().all(|(v, _)| *v == 2.5));
     assert!(
         got_without.lock().unwrap().is_empty(),
         "a subscriber without credentials read a PLAIN publisher"
@@ -162,13 +149,7 @@ fn a_refused_subscriber_is_counted_on_both_sides_and_retried_slowly() {
     let publisher_node = node(&p, Some(PASS));
     let subscriber_node = node(&p, Some("guess"));
     let publisher = publisher_node.advertise::<Double>("/secret").unwrap();
-    let got: Arc<Mutex<Vec<f64>>> = Arc::default();
-    let g = got.clone();
-    let _s = subscriber_node
-        .subscribe("/secret", move |m: Double, _: &MessageInfo| {
-            g.lock().unwrap().push(m.data)
-        })
-        .unwrap();
+    let (_s, got) = doubles_on(&subscriber_node, "/secret");
     assert!(
         eventually(PATIENCE, || publisher_node.stats().connections_refused >= 1
             && subscriber_node.stats().connections_refused >= 1),

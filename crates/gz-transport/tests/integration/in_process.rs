@@ -3,7 +3,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gz_transport::msgs::{Double, Model};
-use gz_transport::{Delivery, Error, MessageInfo, MsgsPrefix, Node, Subscription};
+use gz_transport::{Delivery, Error, MessageInfo, MsgsPrefix, Node, Publisher, Subscription};
 
 use std::sync::mpsc::Sender;
 
@@ -35,6 +35,18 @@ fn latest_held_back(node: &Node, topic: &str) -> (Subscription, Inbox<f64>, Send
         )
         .unwrap();
     (subscription, latest, sent)
+}
+
+/// A node of its own in `partition` publishing `Double`s on `/state`, once `latest` (from
+/// [`latest_held_back`]) holds its first message, 0.0: what it publishes next waits for the
+/// receive thread.
+fn first_message_taken(partition: &str, latest: &Inbox<f64>) -> (Node, Publisher<Double>) {
+    let pub_node = node(partition, MsgsPrefix::Gz);
+    let publisher = pub_node.advertise::<Double>("/state").unwrap();
+    assert!(publisher.wait_for_subscribers(PATIENCE));
+    publisher.publish(&double(0.0)).unwrap();
+    assert!(eventually(PATIENCE, || !latest.lock().unwrap().is_empty()));
+    (pub_node, publisher)
 }
 
 /// `wait_for_subscribers` returns only once the subscriber's connection is complete, so the
@@ -363,11 +375,7 @@ fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
     let sub_node = node(&p, MsgsPrefix::Gz);
     let (_latest, latest, sent) = latest_held_back(&sub_node, "/state");
     let (_every, every) = doubles_on(&sub_node, "/state");
-    let pub_node = node(&p, MsgsPrefix::Gz);
-    let publisher = pub_node.advertise::<Double>("/state").unwrap();
-    assert!(publisher.wait_for_subscribers(PATIENCE));
-    publisher.publish(&double(0.0)).unwrap();
-    assert!(eventually(PATIENCE, || !latest.lock().unwrap().is_empty()));
+    let (pub_node, publisher) = first_message_taken(&p, &latest);
     for value in 1..=9 {
         publisher.publish(&double(f64::from(value))).unwrap();
     }
@@ -410,11 +418,7 @@ fn a_latest_subscription_gets_the_newest_decodable_message_not_an_undecodable_ne
     let p = partition("latest_bad");
     let sub_node = node(&p, MsgsPrefix::Gz);
     let (_latest, latest, sent) = latest_held_back(&sub_node, "/state");
-    let pub_node = node(&p, MsgsPrefix::Gz);
-    let publisher = pub_node.advertise::<Double>("/state").unwrap();
-    assert!(publisher.wait_for_subscribers(PATIENCE));
-    publisher.publish(&double(0.0)).unwrap();
-    assert!(eventually(PATIENCE, || !latest.lock().unwrap().is_empty()));
+    let (pub_node, publisher) = first_message_taken(&p, &latest);
     for value in 1..=8 {
         publisher.publish(&double(f64::from(value))).unwrap();
     }

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use gz_transport::msgs::{Axis, Double, Joint, Model};
 use gz_transport::text::TextFormat;
-use gz_transport::MsgsPrefix;
+use gz_transport::{MsgsPrefix, Node, Publisher};
 
 use crate::support::{
     doubles_on, eventually, node, partition, ChildGuard, GZ_TOPIC, IGN_TOPIC, PATIENCE,
@@ -13,6 +13,20 @@ use crate::support::{
 /// the publisher's loss, not the subscriber's: run side by side under load, `ign topic -e`
 /// and our subscriber missed exactly the same 7 of 12 publishers. So we try again.
 const ATTEMPTS_PER_VALUE: usize = 15;
+
+/// Our publisher of `Double`s on `topic` (in a partition of the `test`'s) and an
+/// `ign topic -e` of it, once its NEW_CONNECTION arrived.
+fn ign_echo_connected(test: &str, topic: &str) -> (Node, Publisher<Double>, ChildGuard) {
+    let p = partition(test);
+    let n = node(&p, MsgsPrefix::Ignition);
+    let publisher = n.advertise::<Double>(topic).unwrap();
+    let echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", topic], &p);
+    assert!(
+        eventually(PATIENCE, || publisher.subscriber_count() == 1),
+        "NEW_CONNECTION from C++"
+    );
+    (n, publisher, echo)
+}
 
 #[test]
 fn our_subscriber_receives_four_successive_ign_publishers() {
@@ -148,14 +162,7 @@ fn ign_list_shows_our_topics() {
 
 #[test]
 fn ign_subscriber_is_counted_then_expires_when_killed() {
-    let p = partition("ignsub");
-    let n = node(&p, MsgsPrefix::Ignition);
-    let publisher = n.advertise::<Double>("/counted").unwrap();
-    let mut echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", "/counted"], &p);
-    assert!(
-        eventually(PATIENCE, || publisher.subscriber_count() == 1),
-        "NEW_CONNECTION from C++"
-    );
+    let (n, publisher, mut echo) = ign_echo_connected("ignsub", "/counted");
     echo.kill();
     assert!(
         eventually(PATIENCE, || publisher.subscriber_count() == 0),
@@ -310,11 +317,7 @@ fn discovery_group_and_port_overrides_are_honoured_on_both_sides() {
 /// on; it never answers, so its subscriptions stay unknown, and it keeps working.
 #[test]
 fn fortress_ignores_subscribers_req_and_keeps_working() {
-    let p = partition("ignsubsreq");
-    let n = node(&p, MsgsPrefix::Ignition);
-    let publisher = n.advertise::<Double>("/asked").unwrap();
-    let mut echo = ChildGuard::spawn(IGN_TOPIC, &["-e", "-t", "/asked"], &p);
-    assert!(eventually(PATIENCE, || publisher.subscriber_count() == 1));
+    let (n, publisher, mut echo) = ign_echo_connected("ignsubsreq", "/asked");
     for _ in 0..3 {
         n.request_subscribers();
     }

@@ -12,12 +12,26 @@ use std::time::{Duration, Instant};
 use gz_transport::msgs::{Boolean, StringMsg, WorldControl};
 use gz_transport::{MsgsPrefix, Node, ServiceError, ServiceResponder};
 
-use crate::support::{eventually, node, partition, ChildGuard, PATIENCE};
+use crate::support::{eventually, node, partition, run, ChildGuard, PATIENCE};
 
 /// The real C++ service CLI (Debian `ignition-transport-cli`).
 const IGN_SERVICE: &str = "/usr/libexec/ignition/transport11/ign-transport-service";
 /// Our CLI.
 const GZ_SERVICE: &str = env!("CARGO_BIN_EXE_gz-service");
+
+/// The stdout of `command`, run to completion; panics with its stderr unless it ran and
+/// succeeded (`what` it was to do).
+fn succeeded(command: &mut Command, what: &str) -> Vec<u8> {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        output.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
 
 /// The C++ responder, compiled once per test run.
 fn cpp_responder() -> &'static PathBuf {
@@ -25,43 +39,27 @@ fn cpp_responder() -> &'static PathBuf {
     BUILT.get_or_init(|| {
         let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/responder.cc");
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cpp-responder");
-        let flags = Command::new("pkg-config")
-            .args([
+        let flags = succeeded(
+            Command::new("pkg-config").args([
                 "--cflags",
                 "--libs",
                 "ignition-transport11",
                 "ignition-msgs8",
-            ])
-            .output()
-            .expect("pkg-config runs (scripts/setup installs libignition-transport-dev)");
-        assert!(
-            flags.status.success(),
-            "pkg-config finds ignition-transport11: {}",
-            String::from_utf8_lossy(&flags.stderr)
+            ]),
+            "pkg-config finds ignition-transport11 (scripts/setup installs libignition-transport-dev)",
         );
-        let flags = String::from_utf8(flags.stdout).unwrap();
-        let built = Command::new("g++")
-            .arg("-O1")
-            .arg(source)
-            .args(flags.split_whitespace())
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .expect("g++ runs");
-        assert!(
-            built.status.success(),
-            "the C++ responder builds: {}",
-            String::from_utf8_lossy(&built.stderr)
+        let flags = String::from_utf8(flags).unwrap();
+        succeeded(
+            Command::new("g++")
+                .arg("-O1")
+                .arg(source)
+                .args(flags.split_whitespace())
+                .arg("-o")
+                .arg(&out),
+            "the C++ responder builds",
         );
         out
     })
-}
-
-/// Run `ign service` (or ours) to completion and return its stdout; panics if it does not exit.
-fn run(program: &str, args: &[&str], partition: &str) -> (bool, String) {
-    let mut child = ChildGuard::spawn(program, args, partition);
-    let status = child.wait_exit(PATIENCE).expect("the CLI exits by itself");
-    (status.success(), child.output())
 }
 
 /// Our node offers an echo service and world control; `ign service` finds and calls them.

@@ -93,6 +93,14 @@ pub fn doubles_on(node: &Node, topic: &str) -> (Subscription, Inbox<f64>) {
     (subscription, got)
 }
 
+/// Runs `program` (a CLI: `ign service`, ours) in `partition` to completion: whether it
+/// succeeded, and its stdout. Panics if it does not exit by itself.
+pub fn run(program: &str, args: &[&str], partition: &str) -> (bool, String) {
+    let mut child = ChildGuard::spawn(program, args, partition);
+    let status = child.wait_exit(PATIENCE).expect("the CLI exits by itself");
+    (status.success(), child.output())
+}
+
 /// Prefix of the stderr lines among a child's lines.
 pub const STDERR: &str = "stderr: ";
 
