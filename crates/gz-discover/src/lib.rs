@@ -416,15 +416,17 @@ mod tests {
         }
     }
 
+    fn assert_contains(yaml: &str, part: &str) {
+        assert!(yaml.contains(part), "{part:?} is not in\n{yaml}");
+    }
+
     #[test]
     fn a_fully_controlled_robot_is_written_as_the_original_config() {
         let yaml = config_yaml(
             &[robot(vec![Controller::Listening; 2], MsgsPrefix::Gz)],
             "p",
         );
-        assert!(yaml.contains(
-            "ur3e_1:\n  ros__parameters:\n    joint_names: [\"a\", \"b\\\"q\"]\n    joint_positions_topic_prefix: \"/model/ur3e/joint/\"\n    joint_states_topic: \"/world/w/model/ur3e/joint_state\"\n    robot_name: \"ur3e_1\"\n"
-        ), "{yaml}");
+        assert_contains(&yaml, "ur3e_1:\n  ros__parameters:\n    joint_names: [\"a\", \"b\\\"q\"]\n    joint_positions_topic_prefix: \"/model/ur3e/joint/\"\n    joint_states_topic: \"/world/w/model/ur3e/joint_state\"\n    robot_name: \"ur3e_1\"\n");
         assert!(!yaml.contains("gz_msgs_prefix"), "{yaml}");
     }
 
@@ -440,13 +442,10 @@ mod tests {
             ],
             "p",
         );
-        assert!(yaml.contains("      - \"a\"\n      - \"b\\\"q\"  # no position controller listening on /model/ur3e/joint/b\"q/0/cmd_pos\n"), "{yaml}");
-        assert!(yaml.contains("ur3e_2:"), "{yaml}");
-        assert!(yaml.contains("not checked"), "{yaml}");
-        assert!(
-            yaml.contains("    gz_msgs_prefix: \"ignition.msgs.\"\n"),
-            "{yaml}"
-        );
+        assert_contains(&yaml, "      - \"a\"\n      - \"b\\\"q\"  # no position controller listening on /model/ur3e/joint/b\"q/0/cmd_pos\n");
+        assert_contains(&yaml, "ur3e_2:");
+        assert_contains(&yaml, "not checked");
+        assert_contains(&yaml, "    gz_msgs_prefix: \"ignition.msgs.\"\n");
     }
 
     #[test]
@@ -458,15 +457,9 @@ mod tests {
         r.model = "true: #1".into();
         r.joints[1] = "b\n# c".into();
         let yaml = config_yaml(&[r], "p");
-        assert!(
-            yaml.contains("\n# model \"true: #1\", 2 joints\n\"true: #1_1\":\n"),
-            "{yaml}"
-        );
-        assert!(yaml.contains("\n      - \"b\\n# c\"  # no position controller listening on /model/ur3e/joint/b\\n# c/0/cmd_pos\n"), "{yaml}");
-        assert!(
-            yaml.contains("\n    robot_name: \"true: #1_1\"\n"),
-            "{yaml}"
-        );
+        assert_contains(&yaml, "\n# model \"true: #1\", 2 joints\n\"true: #1_1\":\n");
+        assert_contains(&yaml, "\n      - \"b\\n# c\"  # no position controller listening on /model/ur3e/joint/b\\n# c/0/cmd_pos\n");
+        assert_contains(&yaml, "\n    robot_name: \"true: #1_1\"\n");
     }
 
     #[test]

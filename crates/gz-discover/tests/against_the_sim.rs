@@ -4,11 +4,11 @@
 use std::sync::Once;
 use std::time::Duration;
 
-use gz_discover::{discover, Controller, Options};
+use gz_discover::{discover, Controller, Options, Robot};
 use gz_joint_sim::{SimOptions, World};
 use gz_transport::{MsgsPrefix, Node, NodeOptions};
 
-fn run(world: &str, prefix: MsgsPrefix, partition: &str) -> Vec<gz_discover::Robot> {
+fn run(world: &str, prefix: MsgsPrefix, partition: &str) -> Vec<Robot> {
     // Loopback only; set once, before any node of this process reads the environment.
     static LOOPBACK: Once = Once::new();
     LOOPBACK.call_once(|| {
@@ -39,6 +39,20 @@ fn run(world: &str, prefix: MsgsPrefix, partition: &str) -> Vec<gz_discover::Rob
     );
     sim.stop();
     robots
+}
+
+/// The config.yaml block of the one UR3e in `robots` sets the topic prefix `key` (and not
+/// `other_key`) and says each of its six joints offers `mode`.
+fn assert_yaml_offers(robots: &[Robot], mode: &str, key: &str, other_key: &str) {
+    let yaml = gz_discover::config_yaml(robots, "p");
+    println!("{yaml}");
+    assert!(yaml.contains(&format!("    {key}: \"/model/ur3e/joint/\"\n")));
+    assert!(!yaml.contains(other_key));
+    assert_eq!(
+        yaml.matches(&format!("  # offers {mode}\n")).count(),
+        6,
+        "{yaml}"
+    );
 }
 
 #[test]
@@ -78,11 +92,12 @@ fn the_velocity_world_offers_velocity_on_every_joint() {
     for i in 0..6 {
         assert_eq!(r.modes(i), ["velocity"], "{}", r.joints[i]);
     }
-    let yaml = gz_discover::config_yaml(&robots, "p");
-    println!("{yaml}");
-    assert!(yaml.contains("    joint_velocities_topic_prefix: \"/model/ur3e/joint/\"\n"));
-    assert!(!yaml.contains("joint_forces_topic_prefix"));
-    assert_eq!(yaml.matches("  # offers velocity\n").count(), 6, "{yaml}");
+    assert_yaml_offers(
+        &robots,
+        "velocity",
+        "joint_velocities_topic_prefix",
+        "joint_forces_topic_prefix",
+    );
 }
 
 #[test]
@@ -94,11 +109,12 @@ fn the_effort_world_offers_effort_on_every_joint() {
     assert_eq!(r.controllers, vec![Controller::Missing; 6]);
     assert_eq!(r.velocity_controllers, vec![Controller::Missing; 6]);
     assert_eq!(r.force_controllers, vec![Controller::Listening; 6]);
-    let yaml = gz_discover::config_yaml(&robots, "p");
-    println!("{yaml}");
-    assert!(yaml.contains("    joint_forces_topic_prefix: \"/model/ur3e/joint/\"\n"));
-    assert!(!yaml.contains("joint_velocities_topic_prefix"));
-    assert_eq!(yaml.matches("  # offers effort\n").count(), 6, "{yaml}");
+    assert_yaml_offers(
+        &robots,
+        "effort",
+        "joint_forces_topic_prefix",
+        "joint_velocities_topic_prefix",
+    );
 }
 
 #[test]

@@ -11,17 +11,68 @@ use std::time::{Duration, Instant};
 
 use listener_subscription::ListenerSubscription;
 use parking_lot::Mutex;
-use rclrs::{Context, CreateBasicExecutor, InitOptions, IntoPrimitiveOptions};
+use rclrs::{Context, CreateBasicExecutor, InitOptions, IntoPrimitiveOptions, Node, Publisher};
 use ros_env::std_msgs::msg::Float64MultiArray;
 
 const TOPIC: &str = "listener_test/data";
 
-fn context(domain: usize) -> Context {
+/// The ROS domain of this test binary's participants: tests of other crates may run at the
+/// same time.
+fn domain() -> usize {
+    80 + (std::process::id() as usize % 20)
+}
+
+/// A node called `name` in a ROS context (a participant) of its own, on [`domain`].
+fn node_of_its_own(name: &str) -> Node {
     Context::new(
         Vec::<String>::new(),
-        InitOptions::new().with_domain_id(Some(domain)),
+        InitOptions::new().with_domain_id(Some(domain())),
     )
     .expect("ROS context")
+    .create_basic_executor()
+    .create_node(name)
+    .expect("node")
+}
+
+/// A reliable depth-1 publisher on `topic` from the node `sender`, once it and `subscription`
+/// have matched.
+fn matched_publisher<T: rosidl_runtime_rs::Message>(
+    sender: &Node,
+    topic: &str,
+    subscription: &ListenerSubscription<T>,
+) -> Publisher<Float64MultiArray> {
+    let publisher = sender
+        .create_publisher::<Float64MultiArray>(topic.keep_last(1).reliable().volatile())
+        .expect("publisher");
+    wait_until("the publisher to match", Duration::from_secs(10), || {
+        subscription.publisher_count().unwrap_or(0) == 1
+            && publisher.get_subscription_count().unwrap_or(0) == 1
+    });
+    publisher
+}
+
+/// Publishes `values`, one at a time, each once `received` counts the ones before it: paced
+/// so that depth 1 keeps every one.
+fn publish_paced(
+    publisher: &Publisher<Float64MultiArray>,
+    values: impl IntoIterator<Item = f64>,
+    received: impl Fn() -> usize,
+) {
+    for (i, value) in values.into_iter().enumerate() {
+        publish(publisher, value);
+        wait_until(&format!("message {i}"), Duration::from_secs(5), || {
+            received() > i
+        });
+    }
+}
+
+fn publish(publisher: &Publisher<Float64MultiArray>, value: f64) {
+    publisher
+        .publish(Float64MultiArray {
+            data: vec![value],
+            ..Default::default()
+        })
+        .expect("publish");
 }
 
 fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
@@ -35,13 +86,7 @@ fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
 #[test]
 fn messages_reach_the_handler_once_in_order_without_an_executor_and_never_after_drop() {
     let _ = tracing_subscriber::fmt().with_test_writer().try_init();
-    // Own domain: tests of other crates may run at the same time.
-    let domain = 80 + (std::process::id() as usize % 20);
-    let receiving = context(domain);
-    let node = receiving
-        .create_basic_executor()
-        .create_node("listener_test_receiver")
-        .expect("node");
+    let node = node_of_its_own("listener_test_receiver");
     let received: Arc<Mutex<Vec<(f64, u64)>>> = Arc::default();
     let calls = Arc::new(AtomicUsize::new(0));
     let (sink, counter) = (received.clone(), calls.clone());
@@ -64,32 +109,14 @@ fn messages_reach_the_handler_once_in_order_without_an_executor_and_never_after_
         },
     );
 
-    let sending = context(domain);
-    let sender = sending
-        .create_basic_executor()
-        .create_node("listener_test_sender")
-        .expect("node");
-    let publisher = sender
-        .create_publisher::<Float64MultiArray>(TOPIC.keep_last(1).reliable().volatile())
-        .expect("publisher");
-    wait_until("the publisher to match", Duration::from_secs(10), || {
-        subscription.publisher_count().unwrap_or(0) == 1
-            && publisher.get_subscription_count().unwrap_or(0) == 1
-    });
+    let sender = node_of_its_own("listener_test_sender");
+    let publisher = matched_publisher(&sender, TOPIC, &subscription);
 
-    // Paced so that depth 1 keeps every one: the test is about where and whether, not load.
+    // Paced: the test is about where and whether, not load.
     const SENT: usize = 50;
-    for i in 0..SENT {
-        publisher
-            .publish(Float64MultiArray {
-                data: vec![i as f64],
-                ..Default::default()
-            })
-            .expect("publish");
-        wait_until(&format!("message {i}"), Duration::from_secs(5), || {
-            received.lock().len() > i
-        });
-    }
+    publish_paced(&publisher, (0..SENT).map(|i| i as f64), || {
+        received.lock().len()
+    });
     let taken = received.lock().clone();
     let values: Vec<f64> = taken.iter().map(|(v, _)| *v).collect();
     assert_eq!(values, (0..SENT).map(|i| i as f64).collect::<Vec<_>>());
@@ -101,12 +128,7 @@ fn messages_reach_the_handler_once_in_order_without_an_executor_and_never_after_
     drop(subscription);
     let after_drop = calls.load(Ordering::SeqCst);
     for i in 0..10 {
-        publisher
-            .publish(Float64MultiArray {
-                data: vec![1000.0 + i as f64],
-                ..Default::default()
-            })
-            .expect("publish");
+        publish(&publisher, 1000.0 + f64::from(i));
     }
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
@@ -128,12 +150,7 @@ fn messages_reach_the_handler_once_in_order_without_an_executor_and_never_after_
 #[test]
 fn a_serialized_subscription_hands_over_each_message_as_its_cdr_bytes() {
     const SERIALIZED_TOPIC: &str = "listener_test/serialized";
-    let domain = 80 + (std::process::id() as usize % 20);
-    let receiving = context(domain);
-    let node = receiving
-        .create_basic_executor()
-        .create_node("listener_test_serialized_receiver")
-        .expect("node");
+    let node = node_of_its_own("listener_test_serialized_receiver");
     let received: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
     let sink = received.clone();
     let subscription = ListenerSubscription::<Float64MultiArray>::new_serialized(
@@ -143,30 +160,10 @@ fn a_serialized_subscription_hands_over_each_message_as_its_cdr_bytes() {
         move |bytes, _| sink.lock().push(bytes.to_vec()),
     )
     .expect("subscription");
-    let sending = context(domain);
-    let sender = sending
-        .create_basic_executor()
-        .create_node("listener_test_serialized_sender")
-        .expect("node");
-    let publisher = sender
-        .create_publisher::<Float64MultiArray>(SERIALIZED_TOPIC.keep_last(1).reliable().volatile())
-        .expect("publisher");
-    wait_until("the publisher to match", Duration::from_secs(10), || {
-        subscription.publisher_count().unwrap_or(0) == 1
-            && publisher.get_subscription_count().unwrap_or(0) == 1
-    });
+    let sender = node_of_its_own("listener_test_serialized_sender");
+    let publisher = matched_publisher(&sender, SERIALIZED_TOPIC, &subscription);
     let values = [-0.0, 1.5, f64::MAX];
-    for (i, value) in values.into_iter().enumerate() {
-        publisher
-            .publish(Float64MultiArray {
-                data: vec![value],
-                ..Default::default()
-            })
-            .expect("publish");
-        wait_until(&format!("message {i}"), Duration::from_secs(5), || {
-            received.lock().len() > i
-        });
-    }
+    publish_paced(&publisher, values, || received.lock().len());
     // Plain CDR, little-endian (0x0001), as rmw_fastrtps writes it: no dimensions, data_offset,
     // one element, four bytes of padding to align the f64 to 8 (counted after the header).
     for (bytes, value) in received.lock().iter().zip(values) {

@@ -16,7 +16,7 @@ use std::{
 };
 
 use anyhow::{bail, Context as _};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use pattern::Pattern;
 use rclrs::{
     Context, CreateBasicExecutor, Executor, InitOptions, IntoNodeOptions, Node, RclrsError,
@@ -35,35 +35,11 @@ struct Cli {
 enum Mode {
     /// Subscribe `to_rs` (check against the pattern, echo on `echo`), publish the pattern
     /// on `from_rs` and the type's default on `default_from_rs`, until the timeout.
-    Topic {
-        /// Message type, `pkg/msg/Name`.
-        #[arg(long = "type")]
-        type_name: String,
-        #[arg(long)]
-        seed: u64,
-        #[arg(long, default_value_t = 60.0)]
-        timeout_s: f64,
-    },
+    Topic(Peer),
     /// Serve `rs_service`: check each request against the pattern, answer the pattern.
-    Serve {
-        /// Service type, `pkg/srv/Name`.
-        #[arg(long = "type")]
-        type_name: String,
-        #[arg(long)]
-        seed: u64,
-        #[arg(long, default_value_t = 60.0)]
-        timeout_s: f64,
-    },
+    Serve(Peer),
     /// Call `py_service` once with the pattern request and check the response.
-    Call {
-        /// Service type, `pkg/srv/Name`.
-        #[arg(long = "type")]
-        type_name: String,
-        #[arg(long)]
-        seed: u64,
-        #[arg(long, default_value_t = 30.0)]
-        timeout_s: f64,
-    },
+    Call(Peer),
     /// Declare the bridge node's kind of parameters, print their values, then serve the
     /// parameter services until the timeout.
     Params {
@@ -82,6 +58,18 @@ enum Mode {
     Selftest,
 }
 
+/// What a topic or service peer is told: the type (`pkg/msg/Name` or `pkg/srv/Name`), the
+/// pattern's seed and how long to run.
+#[derive(Args)]
+struct Peer {
+    #[arg(long = "type")]
+    type_name: String,
+    #[arg(long)]
+    seed: u64,
+    #[arg(long, default_value_t = 60.0)]
+    timeout_s: f64,
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let cli = Cli::parse_from(rclrs::extract_non_ros_args(args.clone())?);
@@ -92,44 +80,20 @@ fn main() -> anyhow::Result<()> {
     let context = Context::new(args, InitOptions::new())?;
     let mut executor = context.create_basic_executor();
     match cli.mode {
-        Mode::Topic {
-            type_name,
-            seed,
-            timeout_s,
-        } => {
+        Mode::Topic(peer) => {
             let node = executor.create_node("rs_topic_peer")?;
             types::with_message_type(
-                &type_name,
+                &peer.type_name,
                 TopicPeer {
                     executor: &mut executor,
                     node: &node,
-                    seed,
-                    timeout: secs(timeout_s)?,
+                    seed: peer.seed,
+                    timeout: secs(peer.timeout_s)?,
                 },
             )
         }
-        Mode::Serve {
-            type_name,
-            seed,
-            timeout_s,
-        } => service_peer(
-            &mut executor,
-            Role::Serve,
-            &type_name,
-            seed,
-            secs(timeout_s)?,
-        ),
-        Mode::Call {
-            type_name,
-            seed,
-            timeout_s,
-        } => service_peer(
-            &mut executor,
-            Role::Call,
-            &type_name,
-            seed,
-            secs(timeout_s)?,
-        ),
+        Mode::Serve(peer) => service_peer(&mut executor, Role::Serve, &peer),
+        Mode::Call(peer) => service_peer(&mut executor, Role::Call, &peer),
         Mode::Params { timeout_s } => params(&mut executor, secs(timeout_s)?),
         Mode::ActionServer { timeout_s } => fibonacci_server(&mut executor, secs(timeout_s)?),
         Mode::Selftest => selftest(&context),
@@ -217,25 +181,19 @@ enum Role {
     Call,
 }
 
-/// Serves or calls (`role`) the service type `type_name` from a node of its own.
-fn service_peer(
-    executor: &mut Executor,
-    role: Role,
-    type_name: &str,
-    seed: u64,
-    timeout: Duration,
-) -> anyhow::Result<()> {
+/// Serves or calls (`role`) the service type of `peer` from a node of its own.
+fn service_peer(executor: &mut Executor, role: Role, peer: &Peer) -> anyhow::Result<()> {
     let node = executor.create_node(match role {
         Role::Serve => "rs_service_peer",
         Role::Call => "rs_client_peer",
     })?;
     types::with_service_type(
-        type_name,
+        &peer.type_name,
         ServicePeer {
             executor,
             node: &node,
-            seed,
-            timeout,
+            seed: peer.seed,
+            timeout: secs(peer.timeout_s)?,
             role,
         },
     )
