@@ -22,9 +22,9 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from support.world import VELOCITY_WORLD
+from support.world import EFFORT_WORLD, VELOCITY_WORLD
 from test_on_arrival import START_S, STATES, ur3e_bridge
-from test_rate_control import VELOCITIES, WRIST_3, bridge as config_bridge
+from test_rate_control import FORCES, VELOCITIES, WRIST_3, bridge as config_bridge
 
 IGN_SERVICE_CLI = '/usr/libexec/ignition/transport11/ign-transport-service'
 TARGETS = '/ur3e_1/set/target_joint_positions'
@@ -258,3 +258,46 @@ def test_on_sim_time_the_nodes_clock_its_stamps_and_diagnostics_go_on_after_a_re
     stamps = [s[1] for s in reset.new_world(states)]
     assert stamps[0] < 0.5 and all(b >= a for a, b in zip(stamps, stamps[1:]))
     assert node.count(RESET_LINE) == 1
+
+
+def test_an_effort_command_in_force_is_not_latched_across_a_reset(world):
+    """An effort target for wrist_3_joint, sent until Gazebo applies it and then no more,
+    stays in force (command timeout 30 s) until the world is reset. Fortress's ApplyJointForce
+    keeps applying the last force after a reset: the node sends zero, so from a little into
+    the new world Gazebo reports (`--report-effort force-commanded`: the force it applies)
+    zero until the client sends again."""
+    world.sim('--msgs-prefix', 'ignition.msgs.', '--reset-behaviour', 'fortress',
+              '--report-effort', 'force-commanded', world_file=EFFORT_WORLD)
+    node = config_bridge(world, 'ur3e_effort.yaml', 'command_timeout_sec:=30.0',
+                         'joint_states_stamp:=gazebo')
+    efforts = []
+    world.node.create_subscription(
+        JointState, STATES,
+        lambda m: efforts.append((None, seconds(m.header.stamp), m.effort[WRIST_3])), DEEP)
+    node.wait_output('::Robot initialized.', START_S)
+    publisher = world.publisher(Float64MultiArray, FORCES)
+    torque = [0.0] * 6
+    torque[WRIST_3] = 0.001
+
+    def send_until_applied(what: str):
+        deadline = time.monotonic() + START_S
+        while not (efforts and efforts[-1][2] == pytest.approx(0.001)):
+            if time.monotonic() > deadline:
+                pytest.fail(f'timed out after {START_S} s waiting for {what}:\n{node.output()}')
+            publisher.publish(Float64MultiArray(data=torque))
+            world.spin_for(0.05)
+
+    send_until_applied('the torque applied')
+    sent_at = efforts[-1][1]
+    world.wait_for(lambda: efforts[-1][1] > sent_at + 0.5, START_S, 'half a second more')
+    assert efforts[-1][2] == pytest.approx(0.001), 'the target timed out before the reset'
+
+    reset = Reset(efforts)
+    reset_world(world, 'ur3e_effort_world')
+    world.wait_for(lambda: reset.new_world(efforts), 10, "the new world's first state")
+    world.wait_for(lambda: reset.new_world(efforts)[-1][1] > 1.0, START_S,
+                   'a second of the new world')
+    applied = [s for s in reset.new_world(efforts) if s[1] >= 0.2 and s[2] != 0.0]
+    assert not applied, f'a force of {applied[0][2]} N·m applied at sim {applied[0][1]:.3f} s'
+    assert node.count(RESET_LINE) == 1, node.output()
+    send_until_applied('the torque applied again')

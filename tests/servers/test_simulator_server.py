@@ -1,6 +1,7 @@
 """sas_simulator_server_gazebo_node against gz-joint-sim's world control service, called as a
 user calls it (rclpy std_srvs/Trigger clients), judged by Gazebo's own clock."""
 
+import signal
 import time
 
 from std_srvs.srv import Trigger
@@ -71,6 +72,10 @@ def test_autostart_starts_a_paused_world_once_gazebo_is_found(world):
 def test_without_gazebo_a_call_fails_within_the_timeout_and_says_why(world):
     server = world.simulator_server('autostart:=false', 'gazebo_timeout_sec:=0.5')
     server.wait_output('start_simulation', START_S)
+    # Without autostart too it says that it waits, and says it again a few seconds later.
+    server.wait_output("waiting for Gazebo's world control service /world/ur3e_world/control",
+                       START_S, count=2)
+    assert 'autostart' not in server.output()
     response, took = call(world, f'{PREFIX}/start_simulation')
     assert not response.success
     assert 'was not found' in response.message and '/world/ur3e_world/control' in response.message
@@ -79,6 +84,33 @@ def test_without_gazebo_a_call_fails_within_the_timeout_and_says_why(world):
     # The executor was never held: the other service answers meanwhile too.
     response, _ = call(world, f'{PREFIX}/stop_simulation')
     assert not response.success
+    assert server.alive(), server.output()
+
+
+def test_a_gazebo_that_does_not_answer_fails_the_call_within_the_timeout(world):
+    """Gazebo found, then frozen (SIGSTOP: its sockets still take the request, nothing
+    answers): the call fails with the reason within gazebo_timeout_sec, the node serves on,
+    and once Gazebo goes on, so do the calls."""
+    sim = world.sim()
+    server = world.simulator_server('autostart:=false', 'gazebo_timeout_sec:=0.5')
+    server.wait_output("Found Gazebo's world control service", START_S)
+    # One call answered first, so the request reaches Gazebo's socket and waits there
+    # (frozen before any call, the connection's handshake is what fails: 'cannot reach').
+    response, _ = call(world, f'{PREFIX}/stop_simulation')
+    assert response.success, response.message
+    sim.signal(signal.SIGSTOP)
+    try:
+        response, took = call(world, f'{PREFIX}/start_simulation')
+        assert not response.success
+        assert 'did not answer within 500ms' in response.message, response.message
+        assert took < 10, f'{took:.1f} s'
+        response, _ = call(world, f'{PREFIX}/start_simulation')
+        assert not response.success, response.message
+    finally:
+        sim.signal(signal.SIGCONT)
+    response, _ = call(world, f'{PREFIX}/stop_simulation')
+    assert response.success, response.message
+    assert not advancing(world)
     assert server.alive(), server.output()
 
 

@@ -35,6 +35,8 @@ use crate::{
 pub const DEFAULT_SERVER_SAMPLING_TIME_SEC: f64 = 0.01;
 /// How long a Gazebo service call may take unless `gazebo_timeout_sec` says otherwise.
 pub const DEFAULT_GAZEBO_TIMEOUT_SEC: f64 = 2.0;
+/// How often a server that has not found Gazebo yet says so.
+const WAITING_NOTE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// A server's parameters, and the server's work with them: with its `--help` text, all a
 /// server program is ([`run_server`] and [`help_rows`] make the rest).

@@ -13,7 +13,9 @@
 //!   and sent to Gazebo's `set_pose_service_name` (request `Pose` naming the entity, response
 //!   `Boolean`) by a thread of its own, newest first: a slow or absent Gazebo never holds the
 //!   executor, and a pose superseded while waiting is not sent. A refused pose is logged with
-//!   the reason and counted.
+//!   the reason and how many were refused so far.
+//!
+//! Until Gazebo's first pose message the node says every few seconds that it waits for it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,7 +32,10 @@ use ros_env::geometry_msgs::msg::{Point, Pose, PoseStamped, Quaternion};
 use ros_env::std_msgs::msg::Header;
 use sas_robot_driver_gazebo::ShutdownToken;
 
-use super::{checked, gz_name, positive_seconds, spin_until_shutdown, ServerParameters};
+use super::{
+    checked, gz_name, positive_seconds, spin_until_shutdown, ServerParameters,
+    WAITING_NOTE_INTERVAL,
+};
 use super::{DEFAULT_GAZEBO_TIMEOUT_SEC, DEFAULT_SERVER_SAMPLING_TIME_SEC};
 use crate::{GzParameters, NodeExit, NodeRun, ParameterError, ParameterReader, DEFAULT_HEARTBEAT};
 
@@ -201,8 +206,11 @@ impl ServerParameters for ObjectServerParameters {
                         outbox.wake.notify_one();
                     }
                     Err(why) => {
-                        bump(&counters.poses_refused);
-                        tracing::warn!("::{entity}/set/pose: refused a pose: {why}.");
+                        let refused = counters.poses_refused.fetch_add(1, Ordering::Relaxed) + 1;
+                        tracing::warn!(
+                            "::{entity}/set/pose: refused a pose ({refused} refused so far), \
+                             nothing sent to Gazebo: {why}."
+                        );
                     }
                 },
             );
@@ -229,7 +237,10 @@ impl ServerParameters for ObjectServerParameters {
                 let _pending = outbox_waker.pending.lock();
                 outbox_waker.wake.notify_all();
             }));
-            send_poses(&gz, self, &outbox, &counters, run.shutdown);
+            std::thread::scope(|scope| {
+                scope.spawn(|| say_while_waiting(&reports, run.shutdown));
+                send_poses(&gz, self, &outbox, &counters, run.shutdown);
+            });
         });
         if let Err(exit) = served {
             return exit;
@@ -354,6 +365,24 @@ impl PoseReports {
                 );
             }
         }
+    }
+}
+
+/// Says every few seconds that Gazebo's poses have not come yet, until they come or the stop.
+fn say_while_waiting(reports: &PoseReports, shutdown: &ShutdownToken) {
+    let started = Instant::now();
+    // The first note soon: Gazebo's poses come many times a second once it runs.
+    let mut wait = Duration::from_secs(1);
+    while !shutdown.wait_timeout(wait) {
+        if reports.first_message.lock().is_some() {
+            return;
+        }
+        tracing::warn!(
+            "::waiting for Gazebo's poses on {} for {:.0} s; is Gazebo running?",
+            reports.topic,
+            started.elapsed().as_secs_f64()
+        );
+        wait = WAITING_NOTE_INTERVAL;
     }
 }
 

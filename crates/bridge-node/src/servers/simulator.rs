@@ -6,8 +6,8 @@
 //! `pause: false` or `pause: true`, response `Boolean`). The Trigger answers `success: true`
 //! only when Gazebo answered `data: true`; a Gazebo that is absent, answers false or does not
 //! answer within `gazebo_timeout_sec` gives `success: false` and a message saying which.
-//! With `autostart` (default true) the node starts the simulation once, as soon as Gazebo's
-//! service is discovered, saying meanwhile that it waits for it.
+//! Until Gazebo's service is discovered the node says every few seconds that it waits for it;
+//! with `autostart` (default true) it then starts the simulation once.
 //!
 //! Beyond the original, ROS's simulator-independent `simulation_interfaces` (this repository's
 //! `simulation_interfaces/` package: same names and fields): `<node name>/step_simulation`
@@ -36,15 +36,15 @@ use ros_env::std_srvs::srv::{Trigger, Trigger_Response};
 use sas_robot_driver_gazebo::ShutdownToken;
 
 use super::world::{clock_topic_of, Running, World};
-use super::{checked, gz_name, positive_seconds, spin_until_shutdown, ServerParameters};
+use super::{
+    checked, gz_name, positive_seconds, spin_until_shutdown, ServerParameters,
+    WAITING_NOTE_INTERVAL,
+};
 use super::{DEFAULT_GAZEBO_TIMEOUT_SEC, DEFAULT_SERVER_SAMPLING_TIME_SEC};
 use crate::{GzParameters, NodeExit, NodeRun, ParameterError, ParameterReader};
 
 /// The node's name unless remapped, as the original's launch file names it.
 pub const SIMULATOR_SERVER_NODE_NAME: &str = "sas_simulator_server_gazebo_node";
-
-/// How often a node waiting for Gazebo says so.
-const WAITING_NOTE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The parameters of the simulator server.
 #[derive(Debug)]
@@ -156,9 +156,7 @@ impl ServerParameters for SimulatorServerParameters {
             self.service_name
         );
         let started = spin_until_shutdown(run.executor, run.shutdown, run.teardown, || {
-            if self.autostart {
-                autostart(&server, run.shutdown);
-            }
+            look_for_gazebo(&server, self.autostart, run.shutdown);
         });
         if let Err(exit) = started {
             return exit;
@@ -187,98 +185,114 @@ fn create_services(
     prefix: &str,
     server: &Arc<SimulatorServer>,
 ) -> Result<Services, (String, RclrsError)> {
-    let mut triggers = Vec::new();
-    for (suffix, pause) in [("start_simulation", false), ("stop_simulation", true)] {
-        let s = server.clone();
-        triggers.push(off_the_executor::<Trigger, _>(
-            node,
-            &format!("{prefix}/{suffix}"),
-            move |_| s.trigger(pause),
-            |why| Trigger_Response {
-                success: false,
-                message: why,
-            },
-        )?);
-    }
-    let s = server.clone();
-    let step = off_the_executor::<StepSimulation, _>(
-        node,
-        &format!("{prefix}/step_simulation"),
-        move |request| StepSimulation_Response {
+    let service = ServiceMaker::new(node, prefix, server);
+    let triggers = vec![
+        service.off_the_executor::<Trigger>(
+            "start_simulation",
+            |s, _| s.trigger(false),
+            trigger_lost,
+        )?,
+        service.off_the_executor::<Trigger>(
+            "stop_simulation",
+            |s, _| s.trigger(true),
+            trigger_lost,
+        )?,
+    ];
+    let step = service.off_the_executor::<StepSimulation>(
+        "step_simulation",
+        |s, request| StepSimulation_Response {
             result: s.step(request.steps),
         },
-        |why| StepSimulation_Response {
-            result: failed(SimResult::RESULT_OPERATION_FAILED, why),
-        },
+        |why| StepSimulation_Response { result: lost(why) },
     )?;
-    let s = server.clone();
-    let reset = off_the_executor::<ResetSimulation, _>(
-        node,
-        &format!("{prefix}/reset_simulation"),
-        move |request| ResetSimulation_Response {
+    let reset = service.off_the_executor::<ResetSimulation>(
+        "reset_simulation",
+        |s, request| ResetSimulation_Response {
             result: s.reset(request.scope),
         },
-        |why| ResetSimulation_Response {
-            result: failed(SimResult::RESULT_OPERATION_FAILED, why),
-        },
+        |why| ResetSimulation_Response { result: lost(why) },
     )?;
-    let s = server.clone();
-    let get = off_the_executor::<GetSimulationState, _>(
-        node,
-        &format!("{prefix}/get_simulation_state"),
-        move |_| s.state(),
+    let get = service.off_the_executor::<GetSimulationState>(
+        "get_simulation_state",
+        |s, _| s.state(),
         |why| GetSimulationState_Response {
             state: SimulationState::default(),
-            result: failed(SimResult::RESULT_OPERATION_FAILED, why),
+            result: lost(why),
         },
     )?;
-    let s = server.clone();
-    let set = off_the_executor::<SetSimulationState, _>(
-        node,
-        &format!("{prefix}/set_simulation_state"),
-        move |request| SetSimulationState_Response {
+    let set = service.off_the_executor::<SetSimulationState>(
+        "set_simulation_state",
+        |s, request| SetSimulationState_Response {
             result: s.set_state(request.state.state),
         },
-        |why| SetSimulationState_Response {
-            result: failed(SimResult::RESULT_OPERATION_FAILED, why),
-        },
+        |why| SetSimulationState_Response { result: lost(why) },
     )?;
     Ok((triggers, step, reset, get, set))
 }
 
-/// An async service of `node` whose `handle` runs on a thread of its own, so a Gazebo call
-/// never holds the executor; `lost` answers when that thread cannot run.
-fn off_the_executor<T, F>(
-    node: &Node,
-    name: &str,
-    handle: F,
-    lost: fn(String) -> T::Response,
-) -> Result<rclrs::Service<T>, (String, RclrsError)>
-where
-    T: rosidl_runtime_rs::Service,
-    T::Request: Send + 'static,
-    T::Response: Send + 'static,
-    F: Fn(T::Request) -> T::Response + Send + Sync + 'static,
-{
-    let handle = Arc::new(handle);
-    node.create_async_service::<T, _>(name, move |request: T::Request| {
-        let (answer, answered) = oneshot::channel();
-        let handle = handle.clone();
-        let spawned = std::thread::Builder::new()
-            .name("world-call".into())
-            .spawn(move || {
-                let _ = answer.send(handle(request));
-            });
-        async move {
-            match spawned {
-                Ok(_) => answered
-                    .await
-                    .unwrap_or_else(|_| lost("the call to Gazebo was lost".into())),
-                Err(err) => lost(format!("cannot start the call to Gazebo: {err}")),
-            }
+fn trigger_lost(why: String) -> Trigger_Response {
+    Trigger_Response {
+        success: false,
+        message: why,
+    }
+}
+
+fn lost(why: String) -> SimResult {
+    failed(SimResult::RESULT_OPERATION_FAILED, why)
+}
+
+/// What the services are made on: the node, their names' prefix and the server.
+struct ServiceMaker<'a> {
+    node: &'a Node,
+    prefix: &'a str,
+    server: &'a Arc<SimulatorServer>,
+}
+
+impl<'a> ServiceMaker<'a> {
+    fn new(node: &'a Node, prefix: &'a str, server: &'a Arc<SimulatorServer>) -> Self {
+        ServiceMaker {
+            node,
+            prefix,
+            server,
         }
-    })
-    .map_err(|err| (name.to_owned(), err))
+    }
+
+    /// The async service `<prefix>/<name>` whose `handle` runs on a thread of its own, so a
+    /// Gazebo call never holds the executor; `lost` answers when that thread cannot run.
+    fn off_the_executor<T>(
+        &self,
+        name: &str,
+        handle: fn(&SimulatorServer, T::Request) -> T::Response,
+        lost: fn(String) -> T::Response,
+    ) -> Result<rclrs::Service<T>, (String, RclrsError)>
+    where
+        T: rosidl_runtime_rs::Service,
+        T::Request: Send + 'static,
+        T::Response: Send + 'static,
+    {
+        let name = format!("{}/{name}", self.prefix);
+        let server = self.server.clone();
+        self.node
+            .create_async_service::<T, _>(&name, move |request: T::Request| {
+                let (answer, answered) = oneshot::channel();
+                let server = server.clone();
+                let spawned =
+                    std::thread::Builder::new()
+                        .name("world-call".into())
+                        .spawn(move || {
+                            let _ = answer.send(handle(&server, request));
+                        });
+                async move {
+                    match spawned {
+                        Ok(_) => answered
+                            .await
+                            .unwrap_or_else(|_| lost("the call to Gazebo was lost".into())),
+                        Err(err) => lost(format!("cannot start the call to Gazebo: {err}")),
+                    }
+                }
+            })
+            .map_err(|err| (name, err))
+    }
 }
 
 fn ok() -> SimResult {
@@ -296,10 +310,11 @@ fn failed(result: u8, why: String) -> SimResult {
     }
 }
 
-/// Starts the simulation once Gazebo's world control service is found, saying every few
-/// seconds that it waits; gives up on shutdown.
-fn autostart(server: &SimulatorServer, shutdown: &ShutdownToken) {
+/// Waits until Gazebo's world control service is found, saying every few seconds that it
+/// waits, then (with `autostart`) starts the simulation once; gives up on shutdown.
+fn look_for_gazebo(server: &SimulatorServer, autostart: bool, shutdown: &ShutdownToken) {
     let world = &server.world;
+    let what = if autostart { "autostart: " } else { "" };
     let started = Instant::now();
     let mut next_note = started;
     loop {
@@ -320,7 +335,7 @@ fn autostart(server: &SimulatorServer, shutdown: &ShutdownToken) {
         }
         if Instant::now() >= next_note {
             tracing::warn!(
-                "::autostart: waiting for Gazebo's world control service {} (partition {:?}) \
+                "::{what}waiting for Gazebo's world control service {} (partition {:?}) \
                  for {:.0} s; is Gazebo running?",
                 world.control,
                 world.gz.partition(),
@@ -328,6 +343,10 @@ fn autostart(server: &SimulatorServer, shutdown: &ShutdownToken) {
             );
             next_note += WAITING_NOTE_INTERVAL;
         }
+    }
+    if !autostart {
+        tracing::info!("::Found Gazebo's world control service {}.", world.control);
+        return;
     }
     let response = server.trigger(false);
     if response.success {
