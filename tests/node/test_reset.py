@@ -92,6 +92,17 @@ class Reset:
         return [] if first is None else states[first:]
 
 
+def send_until(world, node, publisher, target: list, reached, what: str):
+    """The client sends `target` until `reached()`, then no more (a target may be refused
+    while the node's connection to the JointController is not complete yet)."""
+    deadline = time.monotonic() + START_S
+    while not reached():
+        if time.monotonic() > deadline:
+            pytest.fail(f'timed out after {START_S} s waiting for {what}:\n{node.output()}')
+        publisher.publish(Float64MultiArray(data=target))
+        world.spin_for(0.05)
+
+
 def test_after_a_reset_the_new_worlds_states_clock_and_stamps_are_published_at_once(world):
     sim = world.sim('--msgs-prefix', 'ignition.msgs.')
     node = ur3e_bridge(world, 'gz_msgs_prefix:=ignition.msgs.', 'publish_clock:=true',
@@ -197,14 +208,8 @@ def test_a_velocity_command_in_force_is_not_latched_across_a_reset(
         return state[3][WRIST_3] == pytest.approx(0.5)
 
     def send_until_moving(what: str):
-        """The client sends the target until the joint moves, then no more (a target may be
-        refused while the node's connection to the JointController is not complete yet)."""
-        deadline = time.monotonic() + START_S
-        while not (states and moving(states[-1])):
-            if time.monotonic() > deadline:
-                pytest.fail(f'timed out after {START_S} s waiting for {what}:\n{node.output()}')
-            publisher.publish(Float64MultiArray(data=velocity))
-            world.spin_for(0.05)
+        send_until(world, node, publisher, velocity, lambda: states and moving(states[-1]),
+                   what)
 
     send_until_moving('wrist_3_joint moving')
     # In force without new targets: still moving half a second on.
@@ -280,12 +285,8 @@ def test_an_effort_command_in_force_is_not_latched_across_a_reset(world):
     torque[WRIST_3] = 0.001
 
     def send_until_applied(what: str):
-        deadline = time.monotonic() + START_S
-        while not (efforts and efforts[-1][2] == pytest.approx(0.001)):
-            if time.monotonic() > deadline:
-                pytest.fail(f'timed out after {START_S} s waiting for {what}:\n{node.output()}')
-            publisher.publish(Float64MultiArray(data=torque))
-            world.spin_for(0.05)
+        send_until(world, node, publisher, torque,
+                   lambda: efforts and efforts[-1][2] == pytest.approx(0.001), what)
 
     send_until_applied('the torque applied')
     sent_at = efforts[-1][1]

@@ -174,7 +174,8 @@ impl<D: RobotDriver + ?Sized> Core<D> {
     /// (`done` unset): the receive and DDS listener threads are not ours to set up when
     /// they start.
     pub(super) fn prioritise_once(&self, done: &AtomicBool, thread: &str) {
-        if !done.swap(true, Ordering::Relaxed) {
+        // A load first: every message comes by here, and only the first needs the swap.
+        if !done.load(Ordering::Relaxed) && !done.swap(true, Ordering::Relaxed) {
             realtime::apply(self.config.realtime_priority, thread);
         }
     }
