@@ -8,6 +8,7 @@ import math
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -397,6 +398,23 @@ def test_a_stopping_node_sets_the_velocity_in_force_to_zero(world):
     assert node.wait_exit(10) == 0
     world.wait_for(lambda: models()[-1][1]['wrist_3_joint'][1] == 0, 10,
                    'Gazebo reporting wrist_3_joint stopped after the node stopped')
+
+
+def test_realtime_priority_reaches_the_listener_thread_on_a_velocity_target(world):
+    """The DDS listener thread that forwards targets gets `realtime_priority` with the first
+    target it takes, a velocity target as well as a position one."""
+    if subprocess.run(['chrt', '--fifo', '1', 'true'], capture_output=True).returncode != 0:
+        pytest.skip('SCHED_FIFO is not allowed here')
+    world.sim('--msgs-prefix', 'ignition.msgs.', world_file=VELOCITY_WORLD)
+    node = bridge(world, 'ur3e_velocity.yaml', 'realtime_priority:=3')
+    node.wait_output('::Robot initialized.', START_S)
+    publisher = world.publisher(Float64MultiArray, VELOCITIES)
+    target = [0.0] * 6
+    target[WRIST_3] = 0.5
+    line = 'the DDS listener thread (targets forwarded on arrival) runs at SCHED_FIFO 3'
+    world.wait_for(lambda: (spin_publishing(world, publisher, target, 0.1),
+                            node.count(line) == 1)[1],
+                   START_S, 'the listener thread at SCHED_FIFO 3')
 
 
 def test_a_fortress_subscriber_counts_as_a_controller(world):

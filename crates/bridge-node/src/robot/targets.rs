@@ -41,6 +41,11 @@ impl<D: RobotDriver + ?Sized> Core<D> {
         if self.faulted.load(Ordering::SeqCst) {
             return; // zero stays in force
         }
+        // The command path as for positions: the same priority as the loop and receive threads.
+        self.prioritise_once(
+            &self.listener_thread_prioritised,
+            "the DDS listener thread (targets forwarded on arrival)",
+        );
         let now = Instant::now();
         self.in_span(|| {
             if self.apply_target(command, target, now) {
