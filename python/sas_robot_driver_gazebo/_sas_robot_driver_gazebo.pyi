@@ -14,18 +14,6 @@ from typing import ClassVar, Literal, Self, TypedDict, final, overload
 import numpy as np
 import numpy.typing as npt
 
-__all__ = [
-    "Functionality",
-    "ModeBlacklistFlag",
-    "RobotDriverClient",
-    "RobotDriverGazebo",
-    "RobotDriverGazeboConfiguration",
-    "RobotDriverROS",
-    "RobotDriverROSConfiguration",
-    "ShutdownSignaler",
-    "run_node",
-]
-
 _FloatArray = npt.NDArray[np.float64]
 _IntArray = npt.NDArray[np.int32]
 
