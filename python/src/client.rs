@@ -496,30 +496,21 @@ impl RobotDriverClient {
     }
 
     /// Sends target joint positions on `<prefix>/set/target_joint_positions`.
-    fn send_target_joint_positions(
-        &self,
-        py: Python<'_>,
-        target_joint_positions: &Bound<'_, PyAny>,
-    ) -> Result<()> {
-        self.send_floats(py, Command::Positions, target_joint_positions)
+    fn send_target_joint_positions(&self, target_joint_positions: &Bound<'_, PyAny>) -> Result<()> {
+        self.send_floats(Command::Positions, target_joint_positions)
     }
 
     /// Sends target joint velocities on `<prefix>/set/target_joint_velocities`.
     fn send_target_joint_velocities(
         &self,
-        py: Python<'_>,
         target_joint_velocities: &Bound<'_, PyAny>,
     ) -> Result<()> {
-        self.send_floats(py, Command::Velocities, target_joint_velocities)
+        self.send_floats(Command::Velocities, target_joint_velocities)
     }
 
     /// Sends target joint forces on `<prefix>/set/target_joint_forces`.
-    fn send_target_joint_forces(
-        &self,
-        py: Python<'_>,
-        target_joint_forces: &Bound<'_, PyAny>,
-    ) -> Result<()> {
-        self.send_floats(py, Command::Forces, target_joint_forces)
+    fn send_target_joint_forces(&self, target_joint_forces: &Bound<'_, PyAny>) -> Result<()> {
+        self.send_floats(Command::Forces, target_joint_forces)
     }
 
     /// Sends a homing signal (one int per joint) on `<prefix>/set/homing_signal`.
@@ -723,12 +714,8 @@ impl RobotDriverClient {
         Ok(f64_array(py, values.of(&state)))
     }
 
-    fn send_floats(
-        &self,
-        py: Python<'_>,
-        command: Command,
-        values: &Bound<'_, PyAny>,
-    ) -> Result<()> {
+    fn send_floats(&self, command: Command, values: &Bound<'_, PyAny>) -> Result<()> {
+        let py = values.py();
         let core = &self.core;
         let operation = send_operation(command);
         core.check_open(operation)?;

@@ -256,21 +256,16 @@ impl RobotDriverGazebo {
     /// at once. Without a new one within `command_timeout_sec`, zero velocity is sent.
     fn set_target_joint_velocities(
         &self,
-        py: Python<'_>,
         target_joint_velocities: &Bound<'_, PyAny>,
     ) -> Result<()> {
-        self.set_rate_target(py, Command::Velocities, target_joint_velocities)
+        self.set_rate_target(Command::Velocities, target_joint_velocities)
     }
 
     /// Checks the effort target (as velocities, against `effort_limits` and the
     /// ApplyJointForce topics `cmd_force`) and sends it to Gazebo at once. Without a new one
     /// within `command_timeout_sec`, zero effort is sent.
-    fn set_target_joint_forces(
-        &self,
-        py: Python<'_>,
-        target_joint_forces: &Bound<'_, PyAny>,
-    ) -> Result<()> {
-        self.set_rate_target(py, Command::Forces, target_joint_forces)
+    fn set_target_joint_forces(&self, target_joint_forces: &Bound<'_, PyAny>) -> Result<()> {
+        self.set_rate_target(Command::Forces, target_joint_forces)
     }
 
     fn __repr__(&self) -> String {
@@ -285,15 +280,10 @@ impl RobotDriverGazebo {
 }
 
 impl RobotDriverGazebo {
-    /// A RuntimeWarning naming the joints when a getter returns a non-finite value (Gazebo's,
-    /// passed on as received). Python's warning filters decide how often it shows (once per
-    /// call site by default).
-    fn set_rate_target(
-        &self,
-        py: Python<'_>,
-        command: Command,
-        target: &Bound<'_, PyAny>,
-    ) -> Result<()> {
+    /// Sets a velocity or effort target and sends it at once; the command timer zeroes it
+    /// unless a new one comes within `command_timeout_sec`.
+    fn set_rate_target(&self, command: Command, target: &Bound<'_, PyAny>) -> Result<()> {
+        let py = target.py();
         let method = format!("RobotDriverGazebo::{command}");
         let values = f64_vector(target, &method)?;
         released(py, || {
@@ -304,6 +294,9 @@ impl RobotDriverGazebo {
         Ok(())
     }
 
+    /// A RuntimeWarning naming the joints when a getter returns a non-finite value (Gazebo's,
+    /// passed on as received). Python's warning filters decide how often it shows (once per
+    /// call site by default).
     fn warn_if_non_finite(&self, py: Python<'_>, values: &[f64]) -> PyResult<()> {
         if values.iter().all(|v| v.is_finite()) {
             return Ok(());
