@@ -56,10 +56,7 @@ impl Run {
         let (tx, samples) = mpsc::channel();
         let sub = node
             .subscribe(state_topic, move |m: msgs::Model, _: &MessageInfo| {
-                let t = m
-                    .header
-                    .and_then(|h| h.stamp)
-                    .map_or(f64::NAN, |t| t.as_secs_f64());
+                let t = state_stamp(&m).map_or(f64::NAN, msgs::Time::as_secs_f64);
                 let joints = m
                     .joint
                     .iter()

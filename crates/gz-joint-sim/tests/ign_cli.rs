@@ -107,10 +107,7 @@ fn ign_topic_command_moves_that_joint_at_cmd_max_and_no_other() {
     let (tx, samples) = mpsc::channel::<Sample>();
     let _sub = node
         .subscribe(UR3E_STATE_TOPIC, move |m: msgs::Model, _: &MessageInfo| {
-            let stamp = m
-                .header
-                .and_then(|h| h.stamp)
-                .map_or(f64::NAN, |t| t.as_secs_f64());
+            let stamp = state_stamp(&m).map_or(f64::NAN, msgs::Time::as_secs_f64);
             let mut elbow = (f64::NAN, f64::NAN);
             let mut others: f64 = 0.0;
             for j in &m.joint {

@@ -88,15 +88,15 @@ fn gz_joint_sim_publishes_the_tables_topics_in_each_naming() {
             let partition = partition(&format!("table-{}", file.trim_end_matches(".sdf")));
             let world =
                 World::load_with_resource_paths(sdf(&format!("fortress/{file}")), &[]).unwrap();
-            let sim = world
-                .start(SimOptions {
+            let (sim, node) = start_with_node(
+                &world,
+                &partition,
+                SimOptions {
                     msgs_prefix: MsgsPrefix::Ignition,
-                    partition: Some(partition.clone()),
                     joint_state_topic_naming: naming,
                     ..Default::default()
-                })
-                .unwrap();
-            let node = loopback_node(&partition, MsgsPrefix::Ignition);
+                },
+            );
             let (tx, rx) = mpsc::channel();
             let _sub = node
                 .subscribe(topic, move |m: msgs::Model, _: &MessageInfo| {

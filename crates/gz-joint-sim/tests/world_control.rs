@@ -72,11 +72,7 @@ impl Sim {
             })
             .unwrap(),
             node.subscribe(UR3E_STATE_TOPIC, move |m: msgs::Model, _: &MessageInfo| {
-                let stamp = m
-                    .header
-                    .as_ref()
-                    .and_then(|h| h.stamp.as_ref())
-                    .map_or(u64::MAX, nanos);
+                let stamp = state_stamp(&m).map_or(u64::MAX, nanos);
                 let elbow = m
                     .joint
                     .iter()
@@ -602,24 +598,20 @@ const RATED_WORLD: &str = r#"<sdf version="1.9"><world name="rated">
 fn a_rated_joint_state_publisher_publishes_at_every_paused_iteration_and_survives_a_reset() {
     loopback_only();
     let world = world_from_text("rated", "rated.sdf", RATED_WORLD);
-    let partition = partition("rated");
-    let sim = world
-        .start(SimOptions {
-            partition: Some(partition.clone()),
+    let (sim, node) = start_with_node(
+        &world,
+        &partition("rated"),
+        SimOptions {
             paused: true,
             ..Default::default()
-        })
-        .unwrap();
-    let node = loopback_node(&partition, MsgsPrefix::Gz);
+        },
+    );
     let (tx, states) = mpsc::channel();
     let _sub = node
         .subscribe(
             "/world/rated/model/arm/joint_state",
             move |m: msgs::Model, _: &MessageInfo| {
-                let stamp = m
-                    .header
-                    .and_then(|h| h.stamp)
-                    .map_or(u64::MAX, |t| nanos(&t));
+                let stamp = state_stamp(&m).map_or(u64::MAX, nanos);
                 let position = m.joint[0].axis1.as_ref().map_or(f64::NAN, |a| a.position);
                 let _ = tx.send((stamp, position));
             },

@@ -9,7 +9,8 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
-use gz_joint_sim::World;
+use gz_joint_sim::{SimHandle, SimOptions, World};
+use gz_transport::msgs;
 use gz_transport::{MsgsPrefix, Node, NodeOptions};
 
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
@@ -41,6 +42,24 @@ pub fn loopback_node(partition: &str, msgs_prefix: MsgsPrefix) -> Node {
         ..Default::default()
     })
     .unwrap()
+}
+
+/// `world` run in this process with `options` in `partition`, and a node of this process
+/// there speaking the same message prefix (its traffic on loopback, after [`loopback_only`]).
+pub fn start_with_node(world: &World, partition: &str, options: SimOptions) -> (SimHandle, Node) {
+    let msgs_prefix = options.msgs_prefix;
+    let sim = world
+        .start(SimOptions {
+            partition: Some(partition.to_owned()),
+            ..options
+        })
+        .unwrap();
+    (sim, loopback_node(partition, msgs_prefix))
+}
+
+/// The sim time a joint-state message is stamped with, if it is.
+pub fn state_stamp(m: &msgs::Model) -> Option<&msgs::Time> {
+    m.header.as_ref()?.stamp.as_ref()
 }
 
 /// The world `text` loaded from a file `file_name` of its own (written to a scratch
