@@ -189,13 +189,11 @@ fn moving_state(test: &str, effort: gz_joint_sim::EffortReport) -> msgs::Model {
             ..Default::default()
         },
     );
-    let (tx, rx) = mpsc::channel();
-    let _sub = node
-        .subscribe(
-            "/world/posed/model/arm/joint_state",
-            move |m: msgs::Model, _: &MessageInfo| drop(tx.send(m)),
-        )
-        .unwrap();
+    let (_sub, rx) = subscribe_channel(
+        &node,
+        "/world/posed/model/arm/joint_state",
+        |m: msgs::Model| m,
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let m = rx

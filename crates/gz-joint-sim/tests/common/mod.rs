@@ -10,8 +10,8 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use gz_joint_sim::{SimHandle, SimOptions, World};
-use gz_transport::msgs;
-use gz_transport::{MsgsPrefix, Node, NodeOptions};
+use gz_transport::msgs::{self, GzMessage};
+use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
 
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
 #[allow(unused_imports)] // each test file uses its own subset
@@ -55,6 +55,20 @@ pub fn start_with_node(world: &World, partition: &str, options: SimOptions) -> (
         })
         .unwrap();
     (sim, loopback_node(partition, msgs_prefix))
+}
+
+/// A subscription of `node` to `topic`, and the receiver on which each of its messages
+/// arrives as `read` makes it.
+pub fn subscribe_channel<M: GzMessage, T: Send + 'static>(
+    node: &Node,
+    topic: &str,
+    mut read: impl FnMut(M) -> T + Send + 'static,
+) -> (Subscription, Receiver<T>) {
+    let (tx, rx) = mpsc::channel();
+    let sub = node
+        .subscribe(topic, move |m: M, _: &MessageInfo| drop(tx.send(read(m))))
+        .unwrap();
+    (sub, rx)
 }
 
 /// The sim time a joint-state message is stamped with, if it is.
