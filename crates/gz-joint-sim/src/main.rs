@@ -37,12 +37,14 @@ struct Args {
     /// Effort reported in the joint states: zero (as Gazebo, which never fills it, even for
     /// force-commanded joints), force-commanded (the applied force of joints under a force
     /// command, 0 for the others) or servo (what the actuator applied, every joint).
-    #[arg(long, default_value = "zero")]
+    // The docs of the choice options name their values; clap's own list would repeat them
+    // with the variants' Rust docs.
+    #[arg(long, default_value = "zero", hide_possible_values = true)]
     report_effort: EffortReport,
     /// JointStatePublisher topic naming: scoped (gz-sim >= 6.8, Harmonic: the whole chain
     /// of nested models) or fortress-pre-6.8 (Ignition Gazebo 6.0-6.7:
     /// /world/<parent>/model/<model>/joint_state).
-    #[arg(long, default_value = "scoped")]
+    #[arg(long, default_value = "scoped", hide_possible_values = true)]
     joint_state_topic_naming: JointStateTopicNaming,
     /// Start paused, as `gz sim` without -r: sim time stands at 0 until a world-control
     /// request (e.g. `pause: false`) on /world/<world>/control.
@@ -51,7 +53,7 @@ struct Args {
     /// What a world reset (reset { all } or { time_only }) puts back: harmonic (gz-sim 7
     /// and later: the clock, joints, controllers and model poses) or fortress (Ignition
     /// Gazebo 6: the clock only).
-    #[arg(long, default_value = "harmonic")]
+    #[arg(long, default_value = "harmonic", hide_possible_values = true)]
     reset_behaviour: ResetBehaviour,
     /// Messages per second on /world/<world>/pose/info (the models' world poses, Pose_V);
     /// default that of gz-sim's SceneBroadcaster.

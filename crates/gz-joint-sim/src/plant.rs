@@ -473,9 +473,10 @@ mod tests {
         );
     }
 
-    /// A one-joint world: link of mass 2 with its centre of mass 0.1 from the axis and
-    /// izz 0.01, so I = 0.01 + 2·0.1² = 0.03; limits and dynamics as given.
-    fn one_joint(system: &str, limit: &str, dynamics: &str) -> World {
+    /// The plant of a one-joint world and its initial targets: link of mass 2 with its
+    /// centre of mass 0.1 from the axis and izz 0.01, so I = 0.01 + 2·0.1² = 0.03; limits
+    /// and dynamics as given.
+    fn one_joint(system: &str, limit: &str, dynamics: &str) -> (Plant, Targets) {
         let w = world_from_text(&format!(
             r#"<sdf version="1.9"><world name="w"><physics name="p" type="ode"><max_step_size>0.002</max_step_size></physics>
             <model name="m"><link name="a"/>
@@ -485,7 +486,7 @@ mod tests {
             </model></world></sdf>"#
         ));
         assert!((w.joints[0].effective_inertia - 0.03).abs() < 1e-12);
-        w
+        (Plant::new(&w), Targets::initial(&w))
     }
 
     const FORCE: &str = r#"<plugin filename="gz-sim-apply-joint-force-system" name="gz::sim::systems::ApplyJointForce"><joint_name>j</joint_name></plugin>"#;
@@ -493,9 +494,7 @@ mod tests {
 
     #[test]
     fn constant_torque_from_rest_follows_the_first_order_response() {
-        let w = one_joint(FORCE, "", "<damping>0.5</damping>");
-        let mut plant = Plant::new(&w);
-        let mut targets = Targets::initial(&w);
+        let (mut plant, mut targets) = one_joint(FORCE, "", "<damping>0.5</damping>");
         targets.forces[0] = 0.2;
         let (tau, b, inertia) = (0.2, 0.5, 0.03);
         for step in 1..=500 {
@@ -515,9 +514,8 @@ mod tests {
 
     #[test]
     fn force_commands_are_clipped_to_the_effort_limit_and_velocity_to_its_limit() {
-        let w = one_joint(FORCE, "<effort>3</effort><velocity>1.5</velocity>", "");
-        let mut plant = Plant::new(&w);
-        let mut targets = Targets::initial(&w);
+        let (mut plant, mut targets) =
+            one_joint(FORCE, "<effort>3</effort><velocity>1.5</velocity>", "");
         targets.forces[0] = -100.0;
         plant.step(&targets);
         let s = plant.joints()[0];
@@ -529,13 +527,11 @@ mod tests {
 
     #[test]
     fn a_velocity_command_is_met_within_the_effort_limit_and_held() {
-        let w = one_joint(
+        let (mut plant, mut targets) = one_joint(
             VELOCITY,
             "<effort>3</effort><velocity>2</velocity>",
             "<damping>0.5</damping>",
         );
-        let mut plant = Plant::new(&w);
-        let mut targets = Targets::initial(&w);
         targets.velocities[0] = 1.0;
         plant.step(&targets);
         assert_eq!(
@@ -563,9 +559,7 @@ mod tests {
 
     #[test]
     fn a_non_finite_velocity_command_servoes_the_joint_to_rest_as_gazebo_does() {
-        let w = one_joint(VELOCITY, "", "");
-        let mut plant = Plant::new(&w);
-        let mut targets = Targets::initial(&w);
+        let (mut plant, mut targets) = one_joint(VELOCITY, "", "");
         targets.velocities[0] = 1.0;
         run(&mut plant, &targets, 10);
         assert_eq!(plant.joints()[0].velocity, 1.0);
@@ -578,9 +572,7 @@ mod tests {
 
     #[test]
     fn a_non_finite_force_command_applies_no_force() {
-        let w = one_joint(FORCE, "", "<damping>0.5</damping>");
-        let mut plant = Plant::new(&w);
-        let mut targets = Targets::initial(&w);
+        let (mut plant, mut targets) = one_joint(FORCE, "", "<damping>0.5</damping>");
         targets.forces[0] = f64::INFINITY;
         plant.step(&targets);
         assert_eq!(plant.joints()[0], JointState::default());
@@ -588,9 +580,8 @@ mod tests {
 
     #[test]
     fn position_limits_stop_a_force_driven_joint() {
-        let w = one_joint(FORCE, "<lower>-0.1</lower><upper>0.1</upper>", "");
-        let mut plant = Plant::new(&w);
-        let mut targets = Targets::initial(&w);
+        let (mut plant, mut targets) =
+            one_joint(FORCE, "<lower>-0.1</lower><upper>0.1</upper>", "");
         targets.forces[0] = 1.0;
         run(&mut plant, &targets, 1000);
         let s = plant.joints()[0];
@@ -599,9 +590,7 @@ mod tests {
 
     #[test]
     fn coulomb_friction_holds_a_joint_against_a_smaller_torque() {
-        let w = one_joint(FORCE, "", "<friction>0.3</friction>");
-        let mut plant = Plant::new(&w);
-        let mut targets = Targets::initial(&w);
+        let (mut plant, mut targets) = one_joint(FORCE, "", "<friction>0.3</friction>");
         targets.forces[0] = 0.2;
         run(&mut plant, &targets, 100);
         assert_eq!(plant.joints()[0].velocity, 0.0);
@@ -614,10 +603,8 @@ mod tests {
     #[test]
     fn a_force_driven_joint_ignores_velocity_commands_as_gz_sim_physics_does() {
         let both = format!("{FORCE}{VELOCITY}");
-        let w = one_joint(&both, "", "");
-        let mut plant = Plant::new(&w);
+        let (mut plant, mut targets) = one_joint(&both, "", "");
         assert!(plant.force_driven(0));
-        let mut targets = Targets::initial(&w);
         targets.velocities[0] = 1.0;
         run(&mut plant, &targets, 10);
         assert_eq!(plant.joints()[0].velocity, 0.0);

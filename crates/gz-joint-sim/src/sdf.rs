@@ -223,7 +223,7 @@ pub struct ApplyJointForceSpec {
 }
 
 /// How the JointStatePublisher names its topic when the SDF gives no `<topic>`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum JointStateTopicNaming {
     /// gz-sim since ign-gazebo 6.8.0 (gz-sim PR 1405), so every Harmonic and current
     /// Fortress: `/world/<world>/model/<m1>/model/<m2>/…/joint_state`, the whole chain of
@@ -233,20 +233,8 @@ pub enum JointStateTopicNaming {
     /// Ignition Gazebo 6.0.0–6.7.0: `/world/<parent>/model/<model>/joint_state`, where
     /// `<parent>` is the name of the model's parent entity (the world for a top-level
     /// model, the enclosing model for a nested one).
+    #[value(name = "fortress-pre-6.8")]
     FortressPre6_8,
-}
-
-impl std::str::FromStr for JointStateTopicNaming {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "scoped" => Ok(JointStateTopicNaming::Scoped),
-            "fortress-pre-6.8" => Ok(JointStateTopicNaming::FortressPre6_8),
-            other => Err(format!(
-                "unknown joint-state topic naming {other:?}: expected scoped (gz-sim >= 6.8, Harmonic) or fortress-pre-6.8 (Ignition Gazebo 6.0-6.7)"
-            )),
-        }
-    }
 }
 
 /// A configured JointStatePublisher.

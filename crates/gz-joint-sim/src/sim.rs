@@ -29,7 +29,7 @@ use crate::world_control::{self, ResetBehaviour, RunState, RunWatch};
 /// Physics system reads and clears that and never writes `JointForce`), so `axis1.force` is
 /// never set, for force-commanded joints too. The other modes are for tests and
 /// experiments that want to see the actuator's effort, and say so.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum EffortReport {
     /// 0 for every joint, as Gazebo.
     #[default]
@@ -41,20 +41,6 @@ pub enum EffortReport {
     /// The force (torque) the actuator applied to every joint during the step: the servo's
     /// torque under a velocity command, the clipped force under a force command.
     Servo,
-}
-
-impl std::str::FromStr for EffortReport {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "zero" => Ok(EffortReport::Zero),
-            "force-commanded" => Ok(EffortReport::ForceCommanded),
-            "servo" => Ok(EffortReport::Servo),
-            other => Err(format!(
-                "unknown effort report {other:?}: expected zero (as Gazebo), force-commanded or servo"
-            )),
-        }
-    }
 }
 
 /// How to run a world.

@@ -11,7 +11,7 @@ use gz_transport::msgs;
 use crate::sdf::{ModelSpec, PoseSpec};
 
 /// What a world reset (`reset { all }` or `reset { time_only }`) puts back.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ResetBehaviour {
     /// gz-sim 7 and later (Harmonic): both rewind the clock to 0 *and* put every entity back
     /// as loaded (joints at rest at their initial positions, models at their SDF poses) and
@@ -21,19 +21,6 @@ pub enum ResetBehaviour {
     Harmonic,
     /// Ignition Gazebo 6 (Fortress): both rewind the clock only; joints and models stay.
     Fortress,
-}
-
-impl std::str::FromStr for ResetBehaviour {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "harmonic" => Ok(ResetBehaviour::Harmonic),
-            "fortress" => Ok(ResetBehaviour::Fortress),
-            other => Err(format!(
-                "unknown reset behaviour {other:?}: expected harmonic (clock, joints and models back to the start) or fortress (the clock only)"
-            )),
-        }
-    }
 }
 
 /// The run state of the world, changed by world-control requests. gz-sim queues requests

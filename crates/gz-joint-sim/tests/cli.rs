@@ -1,5 +1,6 @@
-//! The `gz-joint-sim` binary: clear errors and a non-zero exit on bad worlds; a clean exit
-//! 0 on SIGTERM/SIGINT; includes found through `GZ_SIM_RESOURCE_PATH`.
+//! The `gz-joint-sim` binary: clear errors and a non-zero exit on bad worlds and on unknown
+//! option values; a clean exit 0 on SIGTERM/SIGINT; includes found through
+//! `GZ_SIM_RESOURCE_PATH`.
 
 mod common;
 
@@ -212,5 +213,57 @@ fn a_pose_rate_that_is_not_positive_is_refused_by_name() {
             out.contains("pose rate must be a positive number"),
             "--pose-rate {rate}: {out}"
         );
+    }
+}
+
+#[test]
+fn the_choice_options_take_the_documented_spellings_and_refuse_others_by_name() {
+    loopback_only();
+    // A missing world: a spelling the options take gets as far as loading it (exit 1);
+    // one they refuse stops at the command line (clap's exit 2), listing the choices.
+    let missing = sdf("no_such_world.sdf");
+    let cases: &[(&str, &str, Result<(), &str>)] = &[
+        ("--report-effort", "zero", Ok(())),
+        ("--report-effort", "force-commanded", Ok(())),
+        ("--report-effort", "servo", Ok(())),
+        (
+            "--report-effort",
+            "Zero",
+            Err("zero, force-commanded, servo"),
+        ),
+        ("--joint-state-topic-naming", "scoped", Ok(())),
+        ("--joint-state-topic-naming", "fortress-pre-6.8", Ok(())),
+        (
+            "--joint-state-topic-naming",
+            "fortress",
+            Err("scoped, fortress-pre-6.8"),
+        ),
+        ("--reset-behaviour", "harmonic", Ok(())),
+        ("--reset-behaviour", "fortress", Ok(())),
+        ("--reset-behaviour", "gazebo", Err("harmonic, fortress")),
+    ];
+    for (option, value, outcome) in cases {
+        let (code, out) = run_to_exit(sim_command(
+            &missing,
+            &partition("choices"),
+            &[option, value],
+        ));
+        match outcome {
+            Ok(()) => {
+                assert_eq!(code, 1, "{option} {value}: {out}");
+                assert!(
+                    out.contains("cannot load the world"),
+                    "{option} {value}: {out}"
+                );
+            }
+            Err(choices) => {
+                assert_eq!(code, 2, "{option} {value}: {out}");
+                assert!(
+                    out.contains(&format!("invalid value '{value}' for '{option}"))
+                        && out.contains(&format!("[possible values: {choices}]")),
+                    "{option} {value}: {out}"
+                );
+            }
+        }
     }
 }

@@ -7,13 +7,13 @@ mod common;
 
 use std::f64::consts::PI;
 use std::path::Path;
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use common::*;
 use gz_joint_sim::World;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, Subscription};
+use gz_transport::{MsgsPrefix, Node, Subscription};
 
 /// One joint-state message: sim time and, per joint, (position, velocity, effort).
 #[derive(Clone, Debug)]
@@ -53,24 +53,18 @@ impl Run {
             panic!("gz-joint-sim did not start: {lines:#?}");
         }
         let node = loopback_node(&partition, MsgsPrefix::Ignition);
-        let (tx, samples) = mpsc::channel();
-        let sub = node
-            .subscribe(state_topic, move |m: msgs::Model, _: &MessageInfo| {
-                let t = m
-                    .header
-                    .and_then(|h| h.stamp)
-                    .map_or(f64::NAN, |t| t.as_secs_f64());
-                let joints = m
-                    .joint
-                    .iter()
-                    .map(|j| {
-                        let a = j.axis1.clone().unwrap_or_default();
-                        (j.name.clone(), [a.position, a.velocity, a.force])
-                    })
-                    .collect();
-                let _ = tx.send(Sample { t, joints });
-            })
-            .unwrap();
+        let (sub, samples) = subscribe_channel(&node, state_topic, |m: msgs::Model| {
+            let t = state_stamp(&m).map_or(f64::NAN, msgs::Time::as_secs_f64);
+            let joints = m
+                .joint
+                .iter()
+                .map(|j| {
+                    let a = j.axis1.clone().unwrap_or_default();
+                    (j.name.clone(), [a.position, a.velocity, a.force])
+                })
+                .collect();
+            Sample { t, joints }
+        });
         samples
             .recv_timeout(Duration::from_secs(30))
             .expect("no joint state reached our subscriber");

@@ -4,12 +4,11 @@
 
 mod common;
 
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::*;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix};
+use gz_transport::MsgsPrefix;
 
 fn start_sim(partition: &str) -> Proc {
     let sim = Proc::spawn(sim_command(
@@ -104,26 +103,20 @@ fn ign_topic_command_moves_that_joint_at_cmd_max_and_no_other() {
     let _sim = start_sim(&partition);
 
     let node = loopback_node(&partition, MsgsPrefix::Ignition);
-    let (tx, samples) = mpsc::channel::<Sample>();
-    let _sub = node
-        .subscribe(UR3E_STATE_TOPIC, move |m: msgs::Model, _: &MessageInfo| {
-            let stamp = m
-                .header
-                .and_then(|h| h.stamp)
-                .map_or(f64::NAN, |t| t.as_secs_f64());
-            let mut elbow = (f64::NAN, f64::NAN);
-            let mut others: f64 = 0.0;
-            for j in &m.joint {
-                let a = j.axis1.clone().unwrap_or_default();
-                if j.name == "elbow_joint" {
-                    elbow = (a.position, a.velocity);
-                } else {
-                    others = others.max(a.position.abs());
-                }
+    let (_sub, samples) = subscribe_channel(&node, UR3E_STATE_TOPIC, |m: msgs::Model| -> Sample {
+        let stamp = state_stamp(&m).map_or(f64::NAN, msgs::Time::as_secs_f64);
+        let mut elbow = (f64::NAN, f64::NAN);
+        let mut others: f64 = 0.0;
+        for j in &m.joint {
+            let a = j.axis1.clone().unwrap_or_default();
+            if j.name == "elbow_joint" {
+                elbow = (a.position, a.velocity);
+            } else {
+                others = others.max(a.position.abs());
             }
-            let _ = tx.send((stamp, elbow.0, elbow.1, others));
-        })
-        .unwrap();
+        }
+        (stamp, elbow.0, elbow.1, others)
+    });
     let first = samples
         .recv_timeout(Duration::from_secs(30))
         .expect("no joint state reached our subscriber");

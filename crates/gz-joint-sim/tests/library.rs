@@ -13,18 +13,16 @@ use gz_transport::{MessageInfo, MsgsPrefix, Node};
 
 fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle, Node) {
     loopback_only();
-    let partition = partition(test);
     let world = World::load_with_resource_paths(sdf("ur3e_world.sdf"), &[]).unwrap();
-    let sim = world
-        .start(SimOptions {
+    start_with_node(
+        &world,
+        &partition(test),
+        SimOptions {
             msgs_prefix: MsgsPrefix::Gz,
-            partition: Some(partition.clone()),
             real_time_factor,
             ..Default::default()
-        })
-        .unwrap();
-    let node = loopback_node(&partition, MsgsPrefix::Gz);
-    (sim, node)
+        },
+    )
 }
 
 fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
@@ -182,23 +180,20 @@ const POSED_FORTRESS_WORLD: &str = r#"<sdf version="1.9"><world name="posed">
 fn moving_state(test: &str, effort: gz_joint_sim::EffortReport) -> msgs::Model {
     loopback_only();
     let world = world_from_text(test, "posed.sdf", POSED_FORTRESS_WORLD);
-    let partition = partition(test);
-    let sim = world
-        .start(SimOptions {
+    let (sim, node) = start_with_node(
+        &world,
+        &partition(test),
+        SimOptions {
             msgs_prefix: MsgsPrefix::Ignition,
-            partition: Some(partition.clone()),
             report_effort: effort,
             ..Default::default()
-        })
-        .unwrap();
-    let node = loopback_node(&partition, MsgsPrefix::Ignition);
-    let (tx, rx) = mpsc::channel();
-    let _sub = node
-        .subscribe(
-            "/world/posed/model/arm/joint_state",
-            move |m: msgs::Model, _: &MessageInfo| drop(tx.send(m)),
-        )
-        .unwrap();
+        },
+    );
+    let (_sub, rx) = subscribe_channel(
+        &node,
+        "/world/posed/model/arm/joint_state",
+        |m: msgs::Model| m,
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let m = rx

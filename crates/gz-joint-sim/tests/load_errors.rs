@@ -103,45 +103,37 @@ fn missing_include_names_uri_line_and_element() {
 }
 
 #[test]
-fn position_controller_naming_an_unknown_joint_is_refused() {
-    let w = world_with(
-        r#"      <include><uri>arm.sdf</uri>
-        <plugin filename="gz-sim-joint-position-controller-system" name="gz::sim::systems::JointPositionController">
+fn plugins_in_an_include_naming_an_unknown_joint_are_refused() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "unknown-jpc-joint",
+            r#"        <plugin filename="gz-sim-joint-position-controller-system" name="gz::sim::systems::JointPositionController">
           <joint_name>elbow</joint_name>
-        </plugin>
-      </include>"#,
-    );
-    let dir = Scratch::new("unknown-jpc-joint", &[("w.sdf", &w), ("arm.sdf", ARM)]);
-    let err = load_err(&dir, "w.sdf");
-    assert_names(
-        &err,
-        &dir.path("w.sdf"),
-        &[
-            "\"elbow\"",
-            "m::arm",
-            ":6:",
-            "plugin[@name='gz::sim::systems::JointPositionController']",
-        ],
-    );
-}
-
-#[test]
-fn state_publisher_naming_an_unknown_joint_is_refused() {
-    let w = world_with(
-        r#"      <include><uri>arm.sdf</uri>
-        <plugin filename="gz-sim-joint-state-publisher-system" name="gz::sim::systems::JointStatePublisher">
+        </plugin>"#,
+            &[
+                "\"elbow\"",
+                "m::arm",
+                ":6:",
+                "plugin[@name='gz::sim::systems::JointPositionController']",
+            ],
+        ),
+        (
+            "unknown-jsp-joint",
+            r#"        <plugin filename="gz-sim-joint-state-publisher-system" name="gz::sim::systems::JointStatePublisher">
           <joint_name>j1</joint_name>
           <joint_name>j9</joint_name>
-        </plugin>
-      </include>"#,
-    );
-    let dir = Scratch::new("unknown-jsp-joint", &[("w.sdf", &w), ("arm.sdf", ARM)]);
-    let err = load_err(&dir, "w.sdf");
-    assert_names(
-        &err,
-        &dir.path("w.sdf"),
-        &["JointStatePublisher", "\"j9\"", ":8:", "joint_name"],
-    );
+        </plugin>"#,
+            &["JointStatePublisher", "\"j9\"", ":8:", "joint_name"],
+        ),
+    ];
+    for (test, plugin, needles) in cases {
+        let w = world_with(&format!(
+            "      <include><uri>arm.sdf</uri>\n{plugin}\n      </include>"
+        ));
+        let dir = Scratch::new(test, &[("w.sdf", &w), ("arm.sdf", ARM)]);
+        let err = load_err(&dir, "w.sdf");
+        assert_names(&err, &dir.path("w.sdf"), needles);
+    }
 }
 
 #[test]

@@ -4,13 +4,12 @@
 
 mod common;
 
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::*;
 use gz_joint_sim::{JointStateTopicNaming, SimOptions, World};
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix};
+use gz_transport::MsgsPrefix;
 
 /// `(world file, scoped topic, Fortress < 6.8 topic)` rows of the table under the heading
 /// "The joint-state topic on older Fortress".
@@ -88,21 +87,16 @@ fn gz_joint_sim_publishes_the_tables_topics_in_each_naming() {
             let partition = partition(&format!("table-{}", file.trim_end_matches(".sdf")));
             let world =
                 World::load_with_resource_paths(sdf(&format!("fortress/{file}")), &[]).unwrap();
-            let sim = world
-                .start(SimOptions {
+            let (sim, node) = start_with_node(
+                &world,
+                &partition,
+                SimOptions {
                     msgs_prefix: MsgsPrefix::Ignition,
-                    partition: Some(partition.clone()),
                     joint_state_topic_naming: naming,
                     ..Default::default()
-                })
-                .unwrap();
-            let node = loopback_node(&partition, MsgsPrefix::Ignition);
-            let (tx, rx) = mpsc::channel();
-            let _sub = node
-                .subscribe(topic, move |m: msgs::Model, _: &MessageInfo| {
-                    let _ = tx.send(m.joint.len());
-                })
-                .unwrap();
+                },
+            );
+            let (_sub, rx) = subscribe_channel(&node, topic, |m: msgs::Model| m.joint.len());
             let joints = rx
                 .recv_timeout(Duration::from_secs(30))
                 .unwrap_or_else(|_| panic!("{file} ({naming:?}): nothing on {topic}"));

@@ -7,13 +7,13 @@
 
 mod common;
 
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use common::*;
 use gz_joint_sim::SimOptions;
 use gz_transport::msgs;
-use gz_transport::{MessageInfo, MsgsPrefix, Node, Subscription};
+use gz_transport::{MsgsPrefix, Node, Subscription};
 
 const CONTROL: &str = "/world/ur3e_world/control";
 const SET_POSE: &str = "/world/ur3e_world/set_pose";
@@ -64,29 +64,20 @@ impl Sim {
             panic!("gz-joint-sim did not start: {lines:#?}");
         }
         let node = loopback_node(&partition, prefix);
-        let (clock_tx, clock) = mpsc::channel();
-        let (state_tx, states) = mpsc::channel();
-        let subs = vec![
-            node.subscribe(CLOCK, move |m: msgs::Clock, _: &MessageInfo| {
-                let _ = clock_tx.send(m.sim.as_ref().map_or(u64::MAX, nanos));
-            })
-            .unwrap(),
-            node.subscribe(UR3E_STATE_TOPIC, move |m: msgs::Model, _: &MessageInfo| {
-                let stamp = m
-                    .header
-                    .as_ref()
-                    .and_then(|h| h.stamp.as_ref())
-                    .map_or(u64::MAX, nanos);
-                let elbow = m
-                    .joint
-                    .iter()
-                    .find(|j| j.name == "elbow_joint")
-                    .and_then(|j| j.axis1.as_ref())
-                    .map_or(f64::NAN, |a| a.position);
-                let _ = state_tx.send(State { stamp, elbow });
-            })
-            .unwrap(),
-        ];
+        let (clock_sub, clock) = subscribe_channel(&node, CLOCK, |m: msgs::Clock| {
+            m.sim.as_ref().map_or(u64::MAX, nanos)
+        });
+        let (state_sub, states) = subscribe_channel(&node, UR3E_STATE_TOPIC, |m: msgs::Model| {
+            let stamp = state_stamp(&m).map_or(u64::MAX, nanos);
+            let elbow = m
+                .joint
+                .iter()
+                .find(|j| j.name == "elbow_joint")
+                .and_then(|j| j.axis1.as_ref())
+                .map_or(f64::NAN, |a| a.position);
+            State { stamp, elbow }
+        });
+        let subs = vec![clock_sub, state_sub];
         let elbow = node.advertise::<msgs::Double>(ELBOW_CMD).unwrap();
         let sim = Sim {
             proc,
@@ -393,22 +384,16 @@ struct PoseWatch {
 
 impl PoseWatch {
     fn subscribe(sim: &Sim) -> PoseWatch {
-        let (tx, poses) = mpsc::channel();
-        let sub = sim
-            .node
-            .subscribe(POSE_INFO, move |m: msgs::PoseV, _: &MessageInfo| {
-                let list = m
-                    .pose
-                    .iter()
-                    .map(|p| {
-                        let v = p.position.clone().unwrap_or_default();
-                        let q = p.orientation.clone().unwrap_or_default();
-                        (p.name.clone(), p.id, [v.x, v.y, v.z], [q.x, q.y, q.z, q.w])
-                    })
-                    .collect();
-                let _ = tx.send(list);
-            })
-            .unwrap();
+        let (sub, poses) = subscribe_channel(&sim.node, POSE_INFO, |m: msgs::PoseV| -> Poses {
+            m.pose
+                .iter()
+                .map(|p| {
+                    let v = p.position.clone().unwrap_or_default();
+                    let q = p.orientation.clone().unwrap_or_default();
+                    (p.name.clone(), p.id, [v.x, v.y, v.z], [q.x, q.y, q.z, q.w])
+                })
+                .collect()
+        });
         PoseWatch { poses, _sub: sub }
     }
 
@@ -602,29 +587,23 @@ const RATED_WORLD: &str = r#"<sdf version="1.9"><world name="rated">
 fn a_rated_joint_state_publisher_publishes_at_every_paused_iteration_and_survives_a_reset() {
     loopback_only();
     let world = world_from_text("rated", "rated.sdf", RATED_WORLD);
-    let partition = partition("rated");
-    let sim = world
-        .start(SimOptions {
-            partition: Some(partition.clone()),
+    let (sim, node) = start_with_node(
+        &world,
+        &partition("rated"),
+        SimOptions {
             paused: true,
             ..Default::default()
-        })
-        .unwrap();
-    let node = loopback_node(&partition, MsgsPrefix::Gz);
-    let (tx, states) = mpsc::channel();
-    let _sub = node
-        .subscribe(
-            "/world/rated/model/arm/joint_state",
-            move |m: msgs::Model, _: &MessageInfo| {
-                let stamp = m
-                    .header
-                    .and_then(|h| h.stamp)
-                    .map_or(u64::MAX, |t| nanos(&t));
-                let position = m.joint[0].axis1.as_ref().map_or(f64::NAN, |a| a.position);
-                let _ = tx.send((stamp, position));
-            },
-        )
-        .unwrap();
+        },
+    );
+    let (_sub, states) = subscribe_channel(
+        &node,
+        "/world/rated/model/arm/joint_state",
+        |m: msgs::Model| {
+            let stamp = state_stamp(&m).map_or(u64::MAX, nanos);
+            let position = m.joint[0].axis1.as_ref().map_or(f64::NAN, |a| a.position);
+            (stamp, position)
+        },
+    );
     let next = || states.recv_timeout(WAIT).expect("no joint state");
     // Paused: gz-sim's JointStatePublisher skips a state only when sim time has advanced by
     // less than its period, so with sim time standing it publishes at every iteration.

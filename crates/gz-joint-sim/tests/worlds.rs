@@ -368,16 +368,23 @@ fn fortress_and_harmonic_worlds_load_the_same_joints_controllers_and_topics() {
     }
 }
 
+/// `ur3e_{kind}_world.sdf`, checked to be named so and to publish the joint states where
+/// Gazebo does for it: the UR3e nested in its `ur3e_{kind}_controller` model.
+fn load_ur3e_controller_world(kind: &str) -> World {
+    let name = format!("ur3e_{kind}_world");
+    let w = load(&format!("{name}.sdf"));
+    assert_eq!(w.name, name);
+    assert_eq!(
+        w.state_publishers[0].topic,
+        format!("/world/{name}/model/ur3e/model/ur3e_{kind}_controller/model/ur3e/joint_state")
+    );
+    w
+}
+
 #[test]
 fn ur3e_velocity_world_has_a_joint_controller_per_joint_on_gazebos_topics() {
-    let w = load("ur3e_velocity_world.sdf");
-    assert_eq!(w.name, "ur3e_velocity_world");
+    let w = load_ur3e_controller_world("velocity");
     assert!(w.position_controllers.is_empty() && w.force_appliers.is_empty());
-    let jsp = &w.state_publishers[0];
-    assert_eq!(
-        jsp.topic,
-        "/world/ur3e_velocity_world/model/ur3e/model/ur3e_velocity_controller/model/ur3e/joint_state"
-    );
     assert_eq!(w.joint_controllers.len(), 6);
     for (c, j) in w.joint_controllers.iter().zip(UR3E_JOINTS) {
         assert_eq!(c.topic, format!("/model/ur3e/joint/{j}/cmd_vel"));
@@ -395,13 +402,8 @@ fn ur3e_velocity_world_has_a_joint_controller_per_joint_on_gazebos_topics() {
 
 #[test]
 fn ur3e_effort_world_has_an_apply_joint_force_per_joint_on_gazebos_topics() {
-    let w = load("ur3e_effort_world.sdf");
-    assert_eq!(w.name, "ur3e_effort_world");
+    let w = load_ur3e_controller_world("effort");
     assert!(w.position_controllers.is_empty() && w.joint_controllers.is_empty());
-    assert_eq!(
-        w.state_publishers[0].topic,
-        "/world/ur3e_effort_world/model/ur3e/model/ur3e_effort_controller/model/ur3e/joint_state"
-    );
     assert_eq!(w.force_appliers.len(), 6);
     for (a, j) in w.force_appliers.iter().zip(UR3E_JOINTS) {
         assert_eq!(a.topic, format!("/model/ur3e/joint/{j}/cmd_force"));

@@ -9,8 +9,9 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
-use gz_joint_sim::World;
-use gz_transport::{MsgsPrefix, Node, NodeOptions};
+use gz_joint_sim::{SimHandle, SimOptions, World};
+use gz_transport::msgs::{self, GzMessage};
+use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
 
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
 #[allow(unused_imports)] // each test file uses its own subset
@@ -41,6 +42,38 @@ pub fn loopback_node(partition: &str, msgs_prefix: MsgsPrefix) -> Node {
         ..Default::default()
     })
     .unwrap()
+}
+
+/// `world` run in this process with `options` in `partition`, and a node of this process
+/// there speaking the same message prefix (its traffic on loopback, after [`loopback_only`]).
+pub fn start_with_node(world: &World, partition: &str, options: SimOptions) -> (SimHandle, Node) {
+    let msgs_prefix = options.msgs_prefix;
+    let sim = world
+        .start(SimOptions {
+            partition: Some(partition.to_owned()),
+            ..options
+        })
+        .unwrap();
+    (sim, loopback_node(partition, msgs_prefix))
+}
+
+/// A subscription of `node` to `topic`, and the receiver on which each of its messages
+/// arrives as `read` makes it.
+pub fn subscribe_channel<M: GzMessage, T: Send + 'static>(
+    node: &Node,
+    topic: &str,
+    mut read: impl FnMut(M) -> T + Send + 'static,
+) -> (Subscription, Receiver<T>) {
+    let (tx, rx) = mpsc::channel();
+    let sub = node
+        .subscribe(topic, move |m: M, _: &MessageInfo| drop(tx.send(read(m))))
+        .unwrap();
+    (sub, rx)
+}
+
+/// The sim time a joint-state message is stamped with, if it is.
+pub fn state_stamp(m: &msgs::Model) -> Option<&msgs::Time> {
+    m.header.as_ref()?.stamp.as_ref()
 }
 
 /// The world `text` loaded from a file `file_name` of its own (written to a scratch
