@@ -21,21 +21,21 @@ Example:
 """
 
 import os
+import sys
 
-from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition, UnlessCondition
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
 
-PACKAGE = "sas_robot_driver_gazebo"
+# The actions shared with the package's other launch files, installed next to this one.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from package_actions import config_file_argument, package_node, switch_argument  # noqa: E402
+
 BRIDGE = "sas_robot_driver_ros_gazebo_node"
 COMPOSER = "sas_robot_driver_ros_composer_node"
 
 
 def generate_launch_description():
-    default_config = os.path.join(get_package_share_directory(PACKAGE), "config", "longboy.yaml")
     config_file = LaunchConfiguration("config_file")
     in_process = LaunchConfiguration("in_process")
     use_sim_time = LaunchConfiguration("use_sim_time")
@@ -48,42 +48,23 @@ def generate_launch_description():
         overrides = {"use_sim_time": use_sim_time}
         if clock is not None:
             overrides["publish_clock"] = clock
-        return Node(
-            package=PACKAGE,
-            executable=executable,
-            name=name,
-            parameters=[config_file, overrides],
-            output="screen",
-            emulate_tty=True,
-            condition=condition,
-        )
+        return package_node(executable, name, [config_file, overrides], condition)
 
     return LaunchDescription(
         [
-            DeclareLaunchArgument(
-                "config_file",
-                default_value=default_config,
-                description="YAML parameter file with the blocks r820_sim, ur3e_sim, "
-                "longboy_sim and longboy_robots.",
+            config_file_argument(
+                "longboy.yaml",
+                "YAML parameter file with the blocks r820_sim, ur3e_sim, longboy_sim and "
+                "longboy_robots.",
             ),
-            DeclareLaunchArgument(
+            switch_argument(
                 "in_process",
-                default_value="false",
-                choices=["true", "false"],
-                description="true: one process composing in memory; false: three processes "
-                "composing over ROS topics.",
+                "true: one process composing in memory; false: three processes composing "
+                "over ROS topics.",
             ),
-            DeclareLaunchArgument(
-                "use_sim_time",
-                default_value="false",
-                choices=["true", "false"],
-                description="true: every node's stamps are ROS /clock time.",
-            ),
-            DeclareLaunchArgument(
-                "publish_clock",
-                default_value="false",
-                choices=["true", "false"],
-                description="true: Gazebo's clock published on ROS /clock (once).",
+            switch_argument("use_sim_time", "true: every node's stamps are ROS /clock time."),
+            switch_argument(
+                "publish_clock", "true: Gazebo's clock published on ROS /clock (once)."
             ),
             node(BRIDGE, "r820_sim", UnlessCondition(in_process), publish_clock),
             node(BRIDGE, "ur3e_sim", UnlessCondition(in_process)),

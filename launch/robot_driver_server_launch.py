@@ -18,78 +18,57 @@ Examples:
 """
 
 import os
+import sys
 
-from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import EqualsSubstitution, LaunchConfiguration
-from launch_ros.actions import Node
 
-PACKAGE = "sas_robot_driver_gazebo"
+# The actions shared with the package's other launch files, installed next to this one.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from package_actions import (  # noqa: E402
+    config_file_argument,
+    name_argument,
+    package_node,
+    switch_argument,
+)
 
 
 def generate_launch_description():
-    default_config = os.path.join(get_package_share_directory(PACKAGE), "config", "config.yaml")
     name = LaunchConfiguration("name")
-    config_file = LaunchConfiguration("config_file")
     implementation = LaunchConfiguration("implementation")
     # After the config file, so that they override it (launch_ros reads "true"/"false" as bools).
     parameters = [
-        config_file,
+        LaunchConfiguration("config_file"),
         {
             "use_sim_time": LaunchConfiguration("use_sim_time"),
             "publish_clock": LaunchConfiguration("publish_clock"),
         },
     ]
 
+    def implemented_by(choice):
+        return IfCondition(EqualsSubstitution(implementation, choice))
+
     return LaunchDescription(
         [
-            DeclareLaunchArgument(
-                "name",
-                default_value="ur3e_1",
-                description="Node name; the parameter block with this key is applied.",
-            ),
-            DeclareLaunchArgument(
-                "config_file",
-                default_value=default_config,
-                description="YAML parameter file.",
-            ),
+            name_argument("ur3e_1"),
+            config_file_argument("config.yaml"),
             DeclareLaunchArgument(
                 "implementation",
                 default_value="cpp",
                 choices=["cpp", "python"],
                 description="cpp: native node; python: the script through the Python module.",
             ),
-            DeclareLaunchArgument(
-                "use_sim_time",
-                default_value="false",
-                choices=["true", "false"],
-                description="true: the node's stamps are ROS /clock time.",
+            switch_argument("use_sim_time", "true: the node's stamps are ROS /clock time."),
+            switch_argument(
+                "publish_clock", "true: Gazebo's clock published on ROS /clock by the node."
             ),
-            DeclareLaunchArgument(
-                "publish_clock",
-                default_value="false",
-                choices=["true", "false"],
-                description="true: Gazebo's clock published on ROS /clock by the node.",
+            package_node(
+                "sas_robot_driver_ros_gazebo_node", name, parameters, implemented_by("cpp")
             ),
-            Node(
-                package=PACKAGE,
-                executable="sas_robot_driver_ros_gazebo_node",
-                name=name,
-                parameters=parameters,
-                output="screen",
-                emulate_tty=True,
-                condition=IfCondition(EqualsSubstitution(implementation, "cpp")),
-            ),
-            Node(
-                package=PACKAGE,
-                executable="sas_robot_driver_ros_gazebo.py",
-                name=name,
-                parameters=parameters,
-                output="screen",
-                emulate_tty=True,
-                condition=IfCondition(EqualsSubstitution(implementation, "python")),
+            package_node(
+                "sas_robot_driver_ros_gazebo.py", name, parameters, implemented_by("python")
             ),
         ]
     )

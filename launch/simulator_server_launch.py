@@ -12,37 +12,12 @@ Example:
 """
 
 import os
+import sys
 
-from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
-
-PACKAGE = "sas_robot_driver_gazebo"
+# The actions shared with the package's other launch files, installed next to this one.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from package_actions import server_launch_description  # noqa: E402
 
 
 def generate_launch_description():
-    default_config = os.path.join(get_package_share_directory(PACKAGE), "config", "config.yaml")
-    return LaunchDescription(
-        [
-            DeclareLaunchArgument(
-                "name",
-                default_value="sas_simulator_server_gazebo_node",
-                description="Node name; the parameter block with this key is applied.",
-            ),
-            DeclareLaunchArgument(
-                "config_file",
-                default_value=default_config,
-                description="YAML parameter file.",
-            ),
-            Node(
-                package=PACKAGE,
-                executable="sas_simulator_server_gazebo_node",
-                name=LaunchConfiguration("name"),
-                parameters=[LaunchConfiguration("config_file")],
-                output="screen",
-                emulate_tty=True,
-            ),
-        ]
-    )
+    return server_launch_description("sas_simulator_server_gazebo_node")

@@ -36,6 +36,7 @@ def test_the_package_resolves_through_the_ament_index_of_the_install_space():
     assert ET.parse(SHARE / 'package.xml').getroot().findtext('name') == PACKAGE
     for path in ['launch/robot_driver_server_launch.py', 'launch/longboy_launch.py',
                  'launch/simulator_server_launch.py', 'launch/object_server_launch.py',
+                 'launch/package_actions.py',
                  'config/config.yaml', 'config/longboy.yaml', 'config/multi_robot.yaml',
                  'sdf/ur3e_world.sdf', 'sdf/longboy_world.sdf', 'sdf/ur3e.sdf']:
         assert (SHARE / path).is_file(), path
@@ -153,9 +154,11 @@ def test_the_installed_composer_composes_the_installed_bridges(world):
 
 # --- launch files ------------------------------------------------------------------------
 # launch and launch_ros have no wheels for Jazzy (and no other PyPI distribution of them):
-# they cannot be loaded here. What can be checked without them is checked: the file parses,
-# names only Jazzy launch API, declares the original's arguments with their defaults, and
-# every Node it starts is an installed executable of this package.
+# they cannot be loaded here. What can be checked without them is checked: the files parse,
+# name only Jazzy launch API, declare the original's arguments with their defaults, and
+# every Node they start is an installed executable of this package. The launch files are made
+# of the actions of launch/package_actions.py, installed next to them: its functions are
+# checked for what the launch files' checks take them to declare and start.
 
 # Names each launch module has in Jazzy (launch 3.4, launch_ros 0.26).
 JAZZY_LAUNCH_API = {
@@ -166,7 +169,11 @@ JAZZY_LAUNCH_API = {
     'launch_ros.actions': {'Node'},
     'ament_index_python.packages': {'get_package_share_directory'},
     'os': None,
+    'sys': None,
 }
+ACTIONS = 'package_actions'
+LAUNCH_FILES = ['robot_driver_server_launch.py', 'longboy_launch.py',
+                'simulator_server_launch.py', 'object_server_launch.py']
 
 
 def launch_file(name: str):
@@ -183,8 +190,15 @@ def keywords(call) -> dict:
     return {k.arg: k.value for k in call.keywords}
 
 
+def function(tree, name: str) -> ast.FunctionDef:
+    return next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
 def declared_arguments(tree) -> dict:
-    """name -> (default, choices) of every DeclareLaunchArgument."""
+    """name -> (default, choices) of every argument declared: by DeclareLaunchArgument, or by
+    package_actions' name_argument (default: its argument), config_file_argument (default:
+    config/<its argument>) and switch_argument ("false" of "true"/"false"), as
+    test_the_package_actions_declare_and_start_what_the_launch_files_take_them_to checks."""
     out = {}
     for call in calls(tree, 'DeclareLaunchArgument'):
         kw = keywords(call)
@@ -192,35 +206,87 @@ def declared_arguments(tree) -> dict:
         out[call.args[0].value] = (
             default.value if isinstance(default, ast.Constant) else ast.unparse(default),
             ast.literal_eval(kw['choices']) if 'choices' in kw else None)
+    for call in calls(tree, 'name_argument'):
+        out['name'] = (call.args[0].value, None)
+    for call in calls(tree, 'config_file_argument'):
+        out['config_file'] = (f'config/{call.args[0].value}', None)
+    for call in calls(tree, 'switch_argument'):
+        out[call.args[0].value] = ('false', ['true', 'false'])
     return out
 
 
-@pytest.mark.parametrize('name', ['robot_driver_server_launch.py', 'longboy_launch.py',
-                                  'simulator_server_launch.py', 'object_server_launch.py'])
+def started_executables(tree) -> list:
+    """The first argument of every package_node, node (longboy_launch.py's helper around
+    package_node) and server_launch_description call, as a name where it is a constant."""
+    constants = {n.targets[0].id: n.value.value for n in tree.body
+                 if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
+    started = [c.args[0] for f in ('package_node', 'node', 'server_launch_description')
+               for c in calls(tree, f)]
+    names = [e.value if isinstance(e, ast.Constant) else constants.get(e.id) for e in started]
+    return [n for n in names if n is not None]  # a helper's parameter
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES + [f'{ACTIONS}.py'])
 def test_the_launch_files_use_only_jazzys_launch_api_and_installed_executables(name):
     tree = launch_file(name)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
+        if isinstance(node, ast.ImportFrom) and node.module == ACTIONS:
+            # Importable as ros2 launch runs the file: its own folder first on sys.path.
+            assert 'sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))' in \
+                ast.unparse(tree), name
+            actions = {n.name for n in launch_file(f'{ACTIONS}.py').body
+                       if isinstance(n, ast.FunctionDef)}
+            assert {a.name for a in node.names} <= actions, f'{name}: {ast.unparse(node)}'
+        elif isinstance(node, ast.ImportFrom):
             known = JAZZY_LAUNCH_API.get(node.module)
             assert known is not None, f'{name} imports from {node.module}'
             assert {a.name for a in node.names} <= known, f'{name}: {ast.unparse(node)}'
         elif isinstance(node, ast.Import):
             assert all(a.name in JAZZY_LAUNCH_API for a in node.names), ast.unparse(node)
     assert 'LaunchConfigurationEquals' not in (SHARE / 'launch' / name).read_text()
-    assert any(n.name == 'generate_launch_description' for n in tree.body
-               if isinstance(n, ast.FunctionDef))
-    assert calls(tree, 'Node')
+    if name in LAUNCH_FILES:
+        assert any(n.name == 'generate_launch_description' for n in tree.body
+                   if isinstance(n, ast.FunctionDef))
+        names = started_executables(tree)
+        assert names and set(names) <= EXECUTABLES, names
+
+
+def test_the_package_actions_declare_and_start_what_the_launch_files_take_them_to():
+    tree = launch_file(f'{ACTIONS}.py')
     package = next(n.value.value for n in tree.body if isinstance(n, ast.Assign)
                    and n.targets[0].id == 'PACKAGE')
     assert package == PACKAGE
-    constants = {n.targets[0].id: n.value.value for n in tree.body
-                 if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
-    started = [keywords(c)['executable'] for c in calls(tree, 'Node')]
-    # longboy_launch.py's helper node(executable, name, condition) around Node
-    started += [c.args[0] for c in calls(tree, 'node')]
-    names = [e.value if isinstance(e, ast.Constant) else constants.get(e.id) for e in started]
-    names = [n for n in names if n is not None]  # the helper's parameter
-    assert names and set(names) <= EXECUTABLES, names
+    (node,) = calls(tree, 'Node')
+    assert {k: ast.unparse(v) for k, v in keywords(node).items()} == {
+        'package': 'PACKAGE', 'executable': 'executable', 'name': 'name',
+        'parameters': 'parameters', 'output': "'screen'", 'emulate_tty': 'True',
+        'condition': 'condition'}
+    assert calls(function(tree, 'package_node'), 'Node') == [node]
+
+    def declared(function_name):
+        (call,) = calls(function(tree, function_name), 'DeclareLaunchArgument')
+        return [ast.unparse(a) for a in call.args], \
+            {k: ast.unparse(v) for k, v in keywords(call).items()}
+
+    assert declared('name_argument')[0] == ["'name'"]
+    assert declared('name_argument')[1]['default_value'] == 'default_name'
+    assert declared('config_file_argument')[0] == ["'config_file'"]
+    assert declared('config_file_argument')[1]['default_value'] == 'default_config'
+    default_config = next(n.value for n in ast.walk(function(tree, 'config_file_argument'))
+                          if isinstance(n, ast.Assign) and n.targets[0].id == 'default_config')
+    assert ast.unparse(default_config) == \
+        "os.path.join(get_package_share_directory(PACKAGE), 'config', file_name)"
+    assert declared('switch_argument') == (['name'], {
+        'default_value': "'false'", 'choices': "['true', 'false']",
+        'description': 'description'})
+    server = function(tree, 'server_launch_description')
+    assert [ast.unparse(c) for c in calls(server, 'name_argument')] == \
+        ['name_argument(executable)']
+    assert [ast.unparse(c) for c in calls(server, 'config_file_argument')] == \
+        ["config_file_argument('config.yaml')"]
+    assert [ast.unparse(c) for c in calls(server, 'package_node')] == [
+        "package_node(executable, LaunchConfiguration('name'), "
+        "[LaunchConfiguration('config_file')])"]
 
 
 def test_robot_driver_server_launch_keeps_the_originals_arguments():
@@ -229,27 +295,25 @@ def test_robot_driver_server_launch_keeps_the_originals_arguments():
     assert set(arguments) == {'name', 'config_file', 'implementation', 'use_sim_time',
                               'publish_clock'}
     assert arguments['name'][0] == 'ur3e_1'
-    assert arguments['config_file'][0] == 'default_config'
-    default_config = next(n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
-                          and getattr(n.targets[0], 'id', None) == 'default_config')
-    assert ast.unparse(default_config) == \
-        "os.path.join(get_package_share_directory(PACKAGE), 'config', 'config.yaml')"
+    assert arguments['config_file'][0] == 'config/config.yaml'
     assert arguments['implementation'] == ('cpp', ['cpp', 'python'])
-    conditions = [ast.unparse(keywords(c)['condition']) for c in calls(tree, 'Node')]
-    assert conditions == ["IfCondition(EqualsSubstitution(implementation, 'cpp'))",
-                          "IfCondition(EqualsSubstitution(implementation, 'python'))"]
+    assert ast.unparse(function(tree, 'implemented_by').body[0].value) == \
+        'IfCondition(EqualsSubstitution(implementation, choice))'
+    started = [(c.args[0].value, ast.unparse(c.args[3])) for c in calls(tree, 'package_node')]
+    assert started == [('sas_robot_driver_ros_gazebo_node', "implemented_by('cpp')"),
+                       ('sas_robot_driver_ros_gazebo.py', "implemented_by('python')")]
 
 
 @pytest.mark.parametrize('name, node', [
     ('simulator_server_launch.py', 'sas_simulator_server_gazebo_node'),
     ('object_server_launch.py', 'sas_object_server_gazebo_node')])
 def test_the_server_launch_files_keep_the_originals_arguments(name, node):
+    """server_launch_description(node): the arguments name (default: node) and config_file
+    (default: config/config.yaml), and the node, as the test of package_actions checks."""
     tree = launch_file(name)
-    arguments = declared_arguments(tree)
-    assert set(arguments) == {'name', 'config_file'}
-    assert arguments['name'][0] == node
-    assert arguments['config_file'][0] == 'default_config'
-    assert [keywords(c)['executable'].value for c in calls(tree, 'Node')] == [node]
+    generate = function(tree, 'generate_launch_description')
+    assert ast.unparse(generate.body[-1]) == f"return server_launch_description('{node}')"
+    assert node in EXECUTABLES
     # The shipped config has the node's block under that default name.
     assert f'\n{node}:\n' in (SHARE / 'config' / 'config.yaml').read_text()
 
@@ -272,10 +336,16 @@ def test_the_launch_files_pass_use_sim_time_and_publish_clock_after_the_config_f
     assert parameter_overrides(server) == [{
         'use_sim_time': "LaunchConfiguration('use_sim_time')",
         'publish_clock': "LaunchConfiguration('publish_clock')"}]
+    assert ast.unparse(next(n.value for n in ast.walk(server) if isinstance(n, ast.Assign)
+                            and getattr(n.targets[0], 'id', None) == 'parameters')
+                       ).startswith("[LaunchConfiguration('config_file'), {")
     longboy = launch_file('longboy_launch.py')
     arguments = declared_arguments(longboy)
-    for name in ('use_sim_time', 'publish_clock'):
+    for name in ('in_process', 'use_sim_time', 'publish_clock'):
         assert arguments[name] == ('false', ['true', 'false'])
+    assert arguments['config_file'][0] == 'config/longboy.yaml'
+    assert [ast.unparse(c) for c in calls(longboy, 'package_node')] == [
+        'package_node(executable, name, [config_file, overrides], condition)']
     # One /clock publisher whichever way the robot is composed.
     clocks = [ast.unparse(c.args[1]) for c in calls(longboy, 'node') if len(c.args) > 3]
     assert clocks == ["'r820_sim'", "'longboy_robots'"]

@@ -4,22 +4,15 @@ says the world was reset, not one per robot, and every robot and the composite g
 publishing the new world's states. The reset is requested with our gz-service CLI (gz.msgs.
 types) from the world control service gz-joint-sim serves."""
 
-import datetime
-import re
-import subprocess
-
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from conftest import LONGBOY_CONFIG, LONGBOY_WORLD, START_S, binary
+from support.ros import Reset, seconds, sim_reset_time
 
 DEEP = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5000,
                   reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 ROBOTS = ['r820_sim', 'ur3e_sim', 'longboy_sim']
-
-
-def seconds(stamp) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def test_one_line_for_a_reset_of_a_world_several_robots_see(world):
@@ -35,26 +28,12 @@ def test_one_line_for_a_reset_of_a_world_several_robots_see(world):
     world.wait_for(lambda: all(states.values()), START_S, 'joint states of every robot')
     world.wait_for(lambda: all(s[-1][1] > 1.5 for s in states.values()), START_S,
                    'a second and a half of sim time')
-    before = {robot: len(s) for robot, s in states.items()}
-    cli = subprocess.Popen(
-        [binary('GZ_SERVICE_BIN', 'gz-service'), '-s', '/world/longboy_world/control',
-         '--reqtype', 'gz.msgs.WorldControl', '--reptype', 'gz.msgs.Boolean',
-         '--timeout', '5000', '--req', 'reset { all: true }'],
-        env=world.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    world.wait_for(lambda: cli.poll() is not None, 30, 'gz-service to call the service')
-    out, _ = cli.communicate()
-    assert 'data: true' in out, f'the world control service answered:\n{out}'
-    sim.wait_output('world reset: sim time back to 0', 10)
-    line = next(line for line in sim.lines if 'world reset: sim time back to 0' in line)
-    reset_at = datetime.datetime.fromisoformat(
-        re.sub(r'\x1b\[[0-9;]*m', '', line).split()[0].replace('Z', '+00:00')).timestamp()
+    resets = {robot: Reset(s) for robot, s in states.items()}
+    world.reset_world(binary('GZ_SERVICE_BIN', 'gz-service'), 'longboy_world', 'gz.msgs.')
+    reset_at = sim_reset_time(sim)
 
     def new_world(robot):
-        """From the first state stamped before the last one of the old world, on."""
-        received, start = states[robot], before[robot]
-        old = received[start - 1][1]
-        first = next((i for i in range(start, len(received)) if received[i][1] < old), None)
-        return [] if first is None else received[first:]
+        return resets[robot].new_world(states[robot])
 
     # Every robot and the composite: the new world's states, within a second of the reset,
     # and a second of them.

@@ -15,6 +15,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 
 from conftest import IGN_TOPIC_CLI
+from support.ros import seconds
 from test_on_arrival import START_S, STATES, ur3e_bridge
 
 # ClockQoS (what every use_sim_time subscriber asks for: best effort, volatile) with a history
@@ -50,10 +51,6 @@ def gazebo_clock(world, topic: str = '/clock'):
                 fields[name.strip()] = int(value)
         return out
     return times
-
-
-def seconds(stamp) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def slope(points) -> float:

@@ -10,9 +10,6 @@ it is set to zero until the client sends again.
 Timing is judged by the peers' own stamps: the reset's instant is the one gz-joint-sim logs
 when it applies it, a state's publication the DDS source timestamp the node gave it."""
 
-import datetime
-import re
-import subprocess
 import time
 
 import pytest
@@ -22,11 +19,11 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from support.ros import IGN_SERVICE_CLI, Reset, seconds, sim_reset_time
 from support.world import EFFORT_WORLD, VELOCITY_WORLD
 from test_on_arrival import START_S, STATES, ur3e_bridge
 from test_rate_control import FORCES, VELOCITIES, WRIST_3, bridge as config_bridge
 
-IGN_SERVICE_CLI = '/usr/libexec/ignition/transport11/ign-transport-service'
 TARGETS = '/ur3e_1/set/target_joint_positions'
 # Deep enough that this process being slow to take messages loses none (the node's
 # publishers are KeepLast(1) reliable; a deeper reader is compatible).
@@ -41,10 +38,6 @@ RESET_LINE = 'the world was reset'
 AT_POSE = 1e-3
 
 
-def seconds(stamp) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
-
-
 def record_states(world) -> list:
     """(source timestamp, stamp, positions, velocities) of every joint state, as received."""
     states = []
@@ -53,43 +46,6 @@ def record_states(world) -> list:
         lambda m, info: states.append((info['source_timestamp'] * 1e-9, seconds(m.header.stamp),
                                        list(m.position), list(m.velocity))), DEEP)
     return states
-
-
-def reset_world(world, world_name: str):
-    """Resets the world through its control service with the Ignition CLI (C++ gz-transport
-    11), spinning meanwhile so that nothing the node publishes is lost; fails unless Gazebo
-    answered `data: true`."""
-    cli = subprocess.Popen(
-        [IGN_SERVICE_CLI, '-s', f'/world/{world_name}/control',
-         '--reqtype', 'ignition.msgs.WorldControl', '--reptype', 'ignition.msgs.Boolean',
-         '--timeout', '5000', '--req', 'reset { all: true }'],
-        env=world.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    world.wait_for(lambda: cli.poll() is not None, 30, 'the Ignition CLI to call the service')
-    out, _ = cli.communicate()
-    assert 'data: true' in out, f'the world control service answered:\n{out}'
-
-
-def sim_reset_time(sim) -> float:
-    """When gz-joint-sim applied the reset, by its own log stamp (RFC 3339, UTC)."""
-    sim.wait_output('world reset: sim time back to 0', 10)
-    line = next(line for line in sim.lines if 'world reset: sim time back to 0' in line)
-    stamp = re.sub(r'\x1b\[[0-9;]*m', '', line).split()[0]
-    return datetime.datetime.fromisoformat(stamp.replace('Z', '+00:00')).timestamp()
-
-
-class Reset:
-    """Where the old world ends in a list of states: the last state before the reset was
-    requested is `states[index - 1]`, stamped `before`."""
-
-    def __init__(self, states):
-        self.index, self.before = len(states), states[-1][1]
-
-    def new_world(self, states) -> list:
-        """The states from the first one after `index` stamped before `before` (the new
-        world's first) on."""
-        first = next((i for i in range(self.index, len(states))
-                      if states[i][1] < self.before), None)
-        return [] if first is None else states[first:]
 
 
 def send_until(world, node, publisher, target: list, reached, what: str):
@@ -123,7 +79,7 @@ def test_after_a_reset_the_new_worlds_states_clock_and_stamps_are_published_at_o
     world.wait_for(lambda: states[-1][2][0] > 0.2, START_S, 'the arm driven away')
     reset = Reset(states)
     before = reset.before
-    reset_world(world, 'ur3e_world')
+    world.reset_world(IGN_SERVICE_CLI, 'ur3e_world', 'ignition.msgs.')
     world.wait_for(lambda: reset.new_world(states), 10, "the new world's first state")
     reset_at = sim_reset_time(sim)
     # A second of the new world, then a look at everything.
@@ -218,7 +174,7 @@ def test_a_velocity_command_in_force_is_not_latched_across_a_reset(
     assert moving(states[-1]), 'the target timed out before the reset'
 
     reset = Reset(states)
-    reset_world(world, 'ur3e_velocity_world')
+    world.reset_world(IGN_SERVICE_CLI, 'ur3e_velocity_world', 'ignition.msgs.')
     world.wait_for(lambda: reset.new_world(states), 10, "the new world's first state")
     world.wait_for(lambda: reset.new_world(states)[-1][1] > 1.0, START_S,
                    'a second of the new world')
@@ -253,7 +209,7 @@ def test_on_sim_time_the_nodes_clock_its_stamps_and_diagnostics_go_on_after_a_re
     world.wait_for(lambda: states and states[-1][1] > 3.0 and len(diagnostics) >= 2, START_S,
                    'three seconds of sim time and diagnostics')
     reset = Reset(states)
-    reset_world(world, 'ur3e_world')
+    world.reset_world(IGN_SERVICE_CLI, 'ur3e_world', 'ignition.msgs.')
     world.wait_for(lambda: reset.new_world(states), 10, "the new world's first state")
     reset_at = time.time()
     world.wait_for(lambda: len([d for d in diagnostics if d[0] > reset_at]) >= 2, 10,
@@ -294,7 +250,7 @@ def test_an_effort_command_in_force_is_not_latched_across_a_reset(world):
     assert efforts[-1][2] == pytest.approx(0.001), 'the target timed out before the reset'
 
     reset = Reset(efforts)
-    reset_world(world, 'ur3e_effort_world')
+    world.reset_world(IGN_SERVICE_CLI, 'ur3e_effort_world', 'ignition.msgs.')
     world.wait_for(lambda: reset.new_world(efforts), 10, "the new world's first state")
     world.wait_for(lambda: reset.new_world(efforts)[-1][1] > 1.0, START_S,
                    'a second of the new world')

@@ -1,6 +1,8 @@
 """The ROS side of the tests: an rclpy node of its own (own context, own executor) in one ROS
 domain, and a `World` with one. Import it only where rclpy is available (scripts/env)."""
 
+import datetime
+import re
 import subprocess
 import time
 
@@ -16,6 +18,39 @@ from support.world import UR3E_STATES, World
 # The bridge's QoS on every topic: KeepLast(1), reliable, volatile.
 DEPTH_ONE = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
+
+
+# The real Ignition transport service CLI (Fortress, C++), on `ignition.msgs.` types only.
+IGN_SERVICE_CLI = '/usr/libexec/ignition/transport11/ign-transport-service'
+
+
+def seconds(stamp) -> float:
+    """A ROS `builtin_interfaces/Time` in seconds."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def sim_reset_time(sim) -> float:
+    """When gz-joint-sim applied a world reset, by its own log stamp (RFC 3339, UTC; the system
+    clock, as `time.time()`), waiting up to 10 s for the line."""
+    sim.wait_output('world reset: sim time back to 0', 10)
+    line = next(line for line in sim.lines if 'world reset: sim time back to 0' in line)
+    stamp = re.sub(r'\x1b\[[0-9;]*m', '', line).split()[0]
+    return datetime.datetime.fromisoformat(stamp.replace('Z', '+00:00')).timestamp()
+
+
+class Reset:
+    """Where the old world ends in a list of states (tuples with the stamp second): the last
+    state before the reset was requested is `states[index - 1]`, stamped `before`."""
+
+    def __init__(self, states):
+        self.index, self.before = len(states), states[-1][1]
+
+    def new_world(self, states) -> list:
+        """The states from the first one after `index` stamped before `before` (the new
+        world's first) on."""
+        first = next((i for i in range(self.index, len(states))
+                      if states[i][1] < self.before), None)
+        return [] if first is None else states[first:]
 
 
 class RosClient:
@@ -80,6 +115,19 @@ class RosWorld(World, RosClient):
         if not positions:
             pytest.fail(f'no Model from the Ignition CLI on {topic}:\n{out.stdout}\n{out.stderr}')
         return positions
+
+    def reset_world(self, service_cli, world_name: str, msgs_prefix: str):
+        """Resets the world through its control service with `service_cli` (the Ignition CLI,
+        or our gz-service) on `msgs_prefix` types, spinning meanwhile so that nothing the
+        nodes publish is lost; fails unless Gazebo answered `data: true`."""
+        cli = subprocess.Popen(
+            [service_cli, '-s', f'/world/{world_name}/control',
+             '--reqtype', f'{msgs_prefix}WorldControl', '--reptype', f'{msgs_prefix}Boolean',
+             '--timeout', '5000', '--req', 'reset { all: true }'],
+            env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.wait_for(lambda: cli.poll() is not None, 30, f'{service_cli} to call the service')
+        out, _ = cli.communicate()
+        assert 'data: true' in out, f'the world control service answered:\n{out}'
 
     def close(self):
         World.close(self)

@@ -207,43 +207,34 @@ fn run(args: Vec<String>, spec: &RunSpec, out: &std::path::Path) -> anyhow::Resu
                     .with_context(|| format!("cannot subscribe to {topic}"))?,
             );
         }
-        let reports_topic = format!("{}/get/joint_states", robot.name);
         let reports = recording.clone();
-        ros_subscriptions.push(
-            worker
-                .create_subscription::<JointState, _>(
-                    reports_topic.as_str().keep_last(ROS_DEPTH).reliable(),
-                    move |message: JointState, info: MessageInfo| {
-                        let arrival_ns = clock.now_ns();
-                        let stamp = &message.header.stamp;
-                        reports.lock().reports.push(ReportSample {
-                            arrival_ns,
-                            source_ns: info.source_timestamp.map(|t| clock.from_wall(t)),
-                            stamp_ns: i64::from(stamp.sec) * 1_000_000_000
-                                + i64::from(stamp.nanosec),
-                            positions: message.position.to_vec(),
-                        });
-                    },
-                )
-                .with_context(|| format!("cannot subscribe to {reports_topic}"))?,
-        );
-        let targets_topic = format!("{}/set/target_joint_positions", robot.name);
+        ros_subscriptions.push(subscribe_timed(
+            &worker,
+            &format!("{}/get/joint_states", robot.name),
+            clock,
+            move |message: JointState, arrival_ns, source_ns| {
+                let stamp = &message.header.stamp;
+                reports.lock().reports.push(ReportSample {
+                    arrival_ns,
+                    source_ns,
+                    stamp_ns: i64::from(stamp.sec) * 1_000_000_000 + i64::from(stamp.nanosec),
+                    positions: message.position.to_vec(),
+                });
+            },
+        )?);
         let targets = recording.clone();
-        target_subscriptions.push(
-            worker
-                .create_subscription::<Float64MultiArray, _>(
-                    targets_topic.as_str().keep_last(ROS_DEPTH).reliable(),
-                    move |message: Float64MultiArray, info: MessageInfo| {
-                        let arrival_ns = clock.now_ns();
-                        targets.lock().targets.push(TargetSample {
-                            arrival_ns,
-                            source_ns: info.source_timestamp.map(|t| clock.from_wall(t)),
-                            values: message.data.to_vec(),
-                        });
-                    },
-                )
-                .with_context(|| format!("cannot subscribe to {targets_topic}"))?,
-        );
+        target_subscriptions.push(subscribe_timed(
+            &worker,
+            &format!("{}/set/target_joint_positions", robot.name),
+            clock,
+            move |message: Float64MultiArray, arrival_ns, source_ns| {
+                targets.lock().targets.push(TargetSample {
+                    arrival_ns,
+                    source_ns,
+                    values: message.data.to_vec(),
+                });
+            },
+        )?);
         workers.push(worker);
     }
 
@@ -458,6 +449,27 @@ impl Driver {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.thread.join();
     }
+}
+
+/// Subscribes `worker` to `topic` (depth [`ROS_DEPTH`], reliable), handing `record` each
+/// message with its arrival time, taken first, and the DDS source timestamp its publisher gave
+/// it, both on the monitor's clock.
+fn subscribe_timed<T: rclrs::MessageIDL>(
+    worker: &rclrs::Worker<()>,
+    topic: &str,
+    clock: MonotonicClock,
+    mut record: impl FnMut(T, i64, Option<i64>) + Send + 'static,
+) -> anyhow::Result<rclrs::WorkerSubscription<T, ()>> {
+    worker
+        .create_subscription::<T, _>(
+            topic.keep_last(ROS_DEPTH).reliable(),
+            move |message: T, info: MessageInfo| {
+                let arrival_ns = clock.now_ns();
+                let source_ns = info.source_timestamp.map(|t| clock.from_wall(t));
+                record(message, arrival_ns, source_ns);
+            },
+        )
+        .with_context(|| format!("cannot subscribe to {topic}"))
 }
 
 /// Spins until every robot has Gazebo states, reports and targets, or the spec's timeout.
