@@ -41,10 +41,17 @@ fn run(world: &str, prefix: MsgsPrefix, partition: &str) -> Vec<Robot> {
     robots
 }
 
-/// The config.yaml block of the one UR3e in `robots` sets the topic prefix `key` (and not
+/// What `run` finds, which must be exactly one robot.
+fn the_one_robot(world: &str, prefix: MsgsPrefix, partition: &str) -> Robot {
+    let mut robots = run(world, prefix, partition);
+    assert_eq!(robots.len(), 1, "{robots:?}");
+    robots.remove(0)
+}
+
+/// The config.yaml block of the UR3e `robot` sets the topic prefix `key` (and not
 /// `other_key`) and says each of its six joints offers `mode`.
-fn assert_yaml_offers(robots: &[Robot], mode: &str, key: &str, other_key: &str) {
-    let yaml = gz_discover::config_yaml(robots, "p");
+fn assert_yaml_offers(robot: &Robot, mode: &str, key: &str, other_key: &str) {
+    let yaml = gz_discover::config_yaml(std::slice::from_ref(robot), "p");
     println!("{yaml}");
     assert!(yaml.contains(&format!("    {key}: \"/model/ur3e/joint/\"\n")));
     assert!(!yaml.contains(other_key));
@@ -57,9 +64,7 @@ fn assert_yaml_offers(robots: &[Robot], mode: &str, key: &str, other_key: &str) 
 
 #[test]
 fn both_arms_of_longboy_are_found_with_their_controllers() {
-    let robots = run("longboy_world.sdf", MsgsPrefix::Gz, "longboy");
-    assert_eq!(robots.len(), 1);
-    let r = &robots[0];
+    let r = the_one_robot("longboy_world.sdf", MsgsPrefix::Gz, "longboy");
     assert_eq!(r.model, "longboy");
     assert_eq!(r.joints.len(), 13);
     assert_eq!(r.joints[0], "joint1");
@@ -71,29 +76,26 @@ fn both_arms_of_longboy_are_found_with_their_controllers() {
 
 #[test]
 fn a_fortress_world_is_found_with_the_ignition_prefix() {
-    let robots = run("fortress/r820_world.sdf", MsgsPrefix::Ignition, "fortress");
-    assert_eq!(robots.len(), 1);
-    assert_eq!(robots[0].model, "r820");
-    assert_eq!(robots[0].msgs_prefix, MsgsPrefix::Ignition);
+    let r = the_one_robot("fortress/r820_world.sdf", MsgsPrefix::Ignition, "fortress");
+    assert_eq!(r.model, "r820");
+    assert_eq!(r.msgs_prefix, MsgsPrefix::Ignition);
     assert_eq!(
-        robots[0].joint_states_topic,
+        r.joint_states_topic,
         "/world/r820_world/model/r820/model/r820_position_controller/model/r820/joint_state"
     );
-    assert_eq!(robots[0].controllers, vec![Controller::Listening; 7]);
+    assert_eq!(r.controllers, vec![Controller::Listening; 7]);
 }
 
 #[test]
 fn the_velocity_world_offers_velocity_on_every_joint() {
-    let robots = run("ur3e_velocity_world.sdf", MsgsPrefix::Gz, "velocity");
-    assert_eq!(robots.len(), 1);
-    let r = &robots[0];
+    let r = the_one_robot("ur3e_velocity_world.sdf", MsgsPrefix::Gz, "velocity");
     assert_eq!(r.joints.len(), 6);
     assert_eq!(r.velocity_prefix, "/model/ur3e/joint/");
     for i in 0..6 {
         assert_eq!(r.modes(i), ["velocity"], "{}", r.joints[i]);
     }
     assert_yaml_offers(
-        &robots,
+        &r,
         "velocity",
         "joint_velocities_topic_prefix",
         "joint_forces_topic_prefix",
@@ -102,15 +104,13 @@ fn the_velocity_world_offers_velocity_on_every_joint() {
 
 #[test]
 fn the_effort_world_offers_effort_on_every_joint() {
-    let robots = run("ur3e_effort_world.sdf", MsgsPrefix::Gz, "effort");
-    assert_eq!(robots.len(), 1);
-    let r = &robots[0];
+    let r = the_one_robot("ur3e_effort_world.sdf", MsgsPrefix::Gz, "effort");
     assert_eq!(r.force_prefix, "/model/ur3e/joint/");
     assert_eq!(r.controllers, vec![Controller::Missing; 6]);
     assert_eq!(r.velocity_controllers, vec![Controller::Missing; 6]);
     assert_eq!(r.force_controllers, vec![Controller::Listening; 6]);
     assert_yaml_offers(
-        &robots,
+        &r,
         "effort",
         "joint_forces_topic_prefix",
         "joint_velocities_topic_prefix",
@@ -119,11 +119,10 @@ fn the_effort_world_offers_effort_on_every_joint() {
 
 #[test]
 fn position_worlds_offer_position_only() {
-    let robots = run("ur3e_world.sdf", MsgsPrefix::Gz, "position");
-    let r = &robots[0];
+    let r = the_one_robot("ur3e_world.sdf", MsgsPrefix::Gz, "position");
     for i in 0..6 {
         assert_eq!(r.modes(i), ["position"]);
     }
-    let yaml = gz_discover::config_yaml(&robots, "p");
+    let yaml = gz_discover::config_yaml(std::slice::from_ref(&r), "p");
     assert!(!yaml.contains("offers") && !yaml.contains("joint_velocities_topic_prefix"));
 }

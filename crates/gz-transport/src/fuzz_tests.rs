@@ -85,22 +85,24 @@ fn mutated_datagram() -> impl Strategy<Value = Vec<u8>> {
 mod decoders {
     use super::*;
 
+    /// What decodes re-encodes to something that decodes to the same message.
+    fn reencodes_if_decodes(bytes: &[u8]) -> Result<(), TestCaseError> {
+        if let Ok(msg) = decode_discovery(bytes) {
+            let again = encode_discovery(&msg).unwrap();
+            prop_assert_eq!(decode_discovery(&again).unwrap(), msg);
+        }
+        Ok(())
+    }
+
     proptest! {
         #[test]
         fn random_datagrams(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-            if let Ok(msg) = decode_discovery(&bytes) {
-                // What decodes re-encodes to something that decodes to the same message.
-                let again = encode_discovery(&msg).unwrap();
-                prop_assert_eq!(decode_discovery(&again).unwrap(), msg);
-            }
+            reencodes_if_decodes(&bytes)?;
         }
 
         #[test]
         fn mutated_datagrams(bytes in mutated_datagram()) {
-            if let Ok(msg) = decode_discovery(&bytes) {
-                let again = encode_discovery(&msg).unwrap();
-                prop_assert_eq!(decode_discovery(&again).unwrap(), msg);
-            }
+            reencodes_if_decodes(&bytes)?;
         }
 
         #[test]
@@ -167,13 +169,22 @@ mod node {
         })
     }
 
-    fn topic() -> impl Strategy<Value = String> {
+    /// One of `known` (each as likely as a random one), or a random match of the regex `random`.
+    fn known_or_random(
+        known: &'static [&'static str],
+        random: &'static str,
+    ) -> impl Strategy<Value = String> + Clone {
         prop_oneof![
-            Just("@/fuzz@/states".to_owned()),
-            Just("@/fuzz@/cmd".to_owned()),
-            Just("@/other@/states".to_owned()),
-            ".{0,24}",
+            known.len() as u32 => prop::sample::select(known).prop_map(str::to_owned),
+            1 => random,
         ]
+    }
+
+    fn topic() -> impl Strategy<Value = String> {
+        known_or_random(
+            &["@/fuzz@/states", "@/fuzz@/cmd", "@/other@/states"],
+            ".{0,24}",
+        )
     }
 
     fn address() -> impl Strategy<Value = String> {
@@ -186,20 +197,14 @@ mod node {
     }
 
     fn type_name() -> impl Strategy<Value = String> {
-        prop_oneof![
-            Just("gz.msgs.Model".to_owned()),
-            Just("gz.msgs.Double".to_owned()),
-            Just("google.protobuf.Message".to_owned()),
+        known_or_random(
+            &["gz.msgs.Model", "gz.msgs.Double", "google.protobuf.Message"],
             ".{0,16}",
-        ]
+        )
     }
 
     fn discovery() -> impl Strategy<Value = Discovery> {
-        let uuid = prop_oneof![
-            Just("peer-a".to_owned()),
-            Just("peer-b".to_owned()),
-            ".{0,8}"
-        ];
+        let uuid = known_or_random(&["peer-a", "peer-b"], ".{0,8}");
         let publisher = (
             topic(),
             address(),

@@ -4,13 +4,13 @@
 //! what was dropped and the log names each offender once. Each node here listens on a
 //! discovery port of its own, so the garbage reaches no other test's node.
 
-use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use prost::Message;
+use tracing_subscriber::fmt::MakeWriter;
 
 use crate::config::DEFAULT_MULTICAST_GROUP;
 use crate::msgs::{Double, Model};
@@ -34,39 +34,27 @@ fn node_under_test(test: u16, partition: &str) -> (Node, u16) {
     (node_on_own_port(partition, port), port)
 }
 
-/// Every WARN line logged by any thread of this test binary.
-fn warnings() -> Arc<Mutex<Vec<u8>>> {
-    static BUFFER: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    #[derive(Clone)]
-    struct Sink(Arc<Mutex<Vec<u8>>>);
-    impl Write for Sink {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    BUFFER
-        .get_or_init(|| {
-            let buffer = Arc::new(Mutex::new(Vec::new()));
-            let sink = Sink(buffer.clone());
-            let subscriber = tracing_subscriber::fmt()
-                .with_max_level(tracing::Level::WARN)
-                .with_ansi(false)
-                .with_writer(move || sink.clone())
-                .finish();
-            let _ = tracing::subscriber::set_global_default(subscriber);
-            buffer
-        })
-        .clone()
+/// Every WARN line logged so far by any thread of this test binary (capture starts at the
+/// first call).
+fn warnings() -> String {
+    static LOG: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+    static CAPTURING: Once = Once::new();
+    CAPTURING.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::WARN)
+            .with_ansi(false)
+            .with_writer(|| LOG.make_writer())
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+    String::from_utf8_lossy(&LOG.lock().unwrap()).into_owned()
 }
 
 fn lines_with(needle: &str) -> usize {
-    let buffer = warnings();
-    let text = String::from_utf8_lossy(&buffer.lock()).into_owned();
-    text.lines().filter(|line| line.contains(needle)).count()
+    warnings()
+        .lines()
+        .filter(|line| line.contains(needle))
+        .count()
 }
 
 fn sender(port: u16) -> UdpSocket {
@@ -179,7 +167,7 @@ fn garbage_on_the_discovery_port_is_counted_and_its_sender_named_once() {
         lines_with(&garbage_name),
         1,
         "the sender is named once:\n{}",
-        String::from_utf8_lossy(&warnings().lock())
+        warnings()
     );
 
     let (_sub, received) = doubles_of_x(&node);
@@ -297,7 +285,7 @@ fn malformed_frames_wrong_types_and_bad_payloads_are_counted_and_named_once() {
         models.lock().iter().all(|m| m.name != "bad"),
         "only valid messages were delivered"
     );
-    let log = String::from_utf8_lossy(&warnings().lock()).into_owned();
+    let log = warnings();
     let named = |what: &str| {
         log.lines()
             .filter(|l| l.contains(&format!("dropped {what} from {address}")))

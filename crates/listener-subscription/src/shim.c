@@ -55,6 +55,18 @@ rcl_ret_t lsub_set_callback(
   return rcl_subscription_set_on_new_message_callback(subscription, callback, user_data);
 }
 
+/* After a take that returned `ret`: the taken message's publisher and sequence number (left
+ * as they were when nothing was taken). */
+static void copy_origin(
+  rcl_ret_t ret, const rmw_message_info_t * info, uint8_t * publisher_gid,
+  uint64_t * publication_sequence_number)
+{
+  if (ret == RCL_RET_OK) {
+    memcpy(publisher_gid, info->publisher_gid.data, RMW_GID_STORAGE_SIZE);
+    *publication_sequence_number = info->publication_sequence_number;
+  }
+}
+
 /* Takes one message into `message` (the type's C struct). RCL_RET_SUBSCRIPTION_TAKE_FAILED:
  * none was waiting. `publisher_gid` gets RMW_GID_STORAGE_SIZE bytes. */
 rcl_ret_t lsub_take(
@@ -63,10 +75,7 @@ rcl_ret_t lsub_take(
 {
   rmw_message_info_t info = rmw_get_zero_initialized_message_info();
   rcl_ret_t ret = rcl_take(subscription, message, &info, NULL);
-  if (ret == RCL_RET_OK) {
-    memcpy(publisher_gid, info.publisher_gid.data, RMW_GID_STORAGE_SIZE);
-    *publication_sequence_number = info.publication_sequence_number;
-  }
+  copy_origin(ret, &info, publisher_gid, publication_sequence_number);
   return ret;
 }
 
@@ -108,12 +117,9 @@ rcl_ret_t lsub_take_serialized(
 {
   rmw_message_info_t info = rmw_get_zero_initialized_message_info();
   rcl_ret_t ret = rcl_take_serialized_message(subscription, message, &info, NULL);
-  if (ret == RCL_RET_OK) {
-    *bytes = message->buffer;
-    *length = message->buffer_length;
-    memcpy(publisher_gid, info.publisher_gid.data, RMW_GID_STORAGE_SIZE);
-    *publication_sequence_number = info.publication_sequence_number;
-  }
+  copy_origin(ret, &info, publisher_gid, publication_sequence_number);
+  *bytes = message->buffer;
+  *length = message->buffer_length;
   return ret;
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use gz_transport::{text, MsgsPrefix, Node, NodeOptions, ServiceError};
+use gz_transport::{text, ServiceError};
 
 mod cli;
 
@@ -47,9 +47,8 @@ struct Args {
     /// Call: how long to wait for a responder and its answer, in milliseconds.
     #[arg(long = "timeout", default_value_t = 1000)]
     timeout: u64,
-    /// Type-name prefix for short type names: gz.msgs. (Harmonic) or ignition.msgs. (Fortress).
-    #[arg(long = "msgs-prefix", default_value = "gz.msgs.")]
-    msgs_prefix: MsgsPrefix,
+    #[command(flatten)]
+    node: cli::NodeFlags,
     /// List/info: how long (s) to listen for advertisements (responders repeat theirs every
     /// second).
     #[arg(long = "wait", default_value_t = 1.5)]
@@ -61,11 +60,7 @@ fn main() {
 }
 
 fn run(args: Args) -> Result<()> {
-    let node = Node::with_options(NodeOptions {
-        msgs_prefix: args.msgs_prefix,
-        ..Default::default()
-    })
-    .context("cannot start the transport")?;
+    let node = args.node.start_node()?;
     let wait = cli::secs(args.wait, "--wait")?;
     let need_service = || args.service.clone().context("this action needs -s SERVICE");
     if args.list {
@@ -101,8 +96,8 @@ fn run(args: Args) -> Result<()> {
             .reptype
             .as_deref()
             .context("--req needs --reptype TYPE")?;
-        let (req_short, req_full) = args.msgs_prefix.resolve(reqtype);
-        let (rep_short, rep_full) = args.msgs_prefix.resolve(reptype);
+        let (req_short, req_full) = args.node.msgs_prefix.resolve(reqtype);
+        let (rep_short, rep_full) = args.node.msgs_prefix.resolve(reptype);
         let payload = text::encode_text(&req_short, data)
             .with_context(|| format!("invalid {req_full} request {data:?}"))?;
         let timeout = Duration::from_millis(args.timeout);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use gz_transport::{text, MsgsPrefix, Node, NodeOptions};
+use gz_transport::{text, Node};
 
 mod cli;
 
@@ -51,9 +51,8 @@ struct Args {
     /// Echo: exit after SECS seconds (non-zero status if -n was not reached).
     #[arg(short = 'd', long = "duration")]
     duration: Option<f64>,
-    /// Type-name prefix for short type names: gz.msgs. (Harmonic) or ignition.msgs. (Fortress).
-    #[arg(long = "msgs-prefix", default_value = "gz.msgs.")]
-    msgs_prefix: MsgsPrefix,
+    #[command(flatten)]
+    node: cli::NodeFlags,
     /// Publish: repeat at this rate (Hz) instead of once.
     #[arg(long = "rate")]
     rate: Option<f64>,
@@ -71,11 +70,7 @@ fn main() {
 }
 
 fn run(args: Args) -> Result<()> {
-    let node = Node::with_options(NodeOptions {
-        msgs_prefix: args.msgs_prefix,
-        ..Default::default()
-    })
-    .context("cannot start the transport")?;
+    let node = args.node.start_node()?;
     let need_topic = || args.topic.clone().context("this action needs -t TOPIC");
     if args.list {
         listen(&node, cli::secs(args.wait, "--wait")?, || false);
@@ -201,7 +196,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn publish(node: &Node, topic: &str, msg_type: &str, data: &str, args: &Args) -> Result<()> {
-    let (short, full) = args.msgs_prefix.resolve(msg_type);
+    let (short, full) = args.node.msgs_prefix.resolve(msg_type);
     let payload = text::encode_text(&short, data)
         .with_context(|| format!("invalid {full} message {data:?}"))?;
     let publisher = node.advertise_raw(topic, &full)?;

@@ -1,10 +1,12 @@
 //! What the `gz-topic` and `gz-service` programs share: their process shell (logging to stderr,
-//! the command line, an error as a non-zero exit) and how they read and wait out `--wait`.
+//! the command line, an error as a non-zero exit), the `--msgs-prefix` flag their node starts
+//! with, and how they read and wait out `--wait`.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use gz_transport::{MsgsPrefix, Node, NodeOptions};
 
 /// After the first answer to a discovery request, how long the others (from peers on the same
 /// host, within milliseconds) may take.
@@ -21,6 +23,24 @@ pub fn main<A: Parser>(program: &str, run: impl FnOnce(A) -> Result<()>) {
     if let Err(e) = run(A::parse()) {
         eprintln!("{program}: {e:#}");
         std::process::exit(1);
+    }
+}
+
+/// The flag both programs start their node with.
+#[derive(clap::Args, Debug)]
+pub struct NodeFlags {
+    /// Type-name prefix for short type names: gz.msgs. (Harmonic) or ignition.msgs. (Fortress).
+    #[arg(long = "msgs-prefix", default_value = "gz.msgs.")]
+    pub msgs_prefix: MsgsPrefix,
+}
+
+impl NodeFlags {
+    pub fn start_node(&self) -> Result<Node> {
+        Node::with_options(NodeOptions {
+            msgs_prefix: self.msgs_prefix,
+            ..Default::default()
+        })
+        .context("cannot start the transport")
     }
 }
 
