@@ -167,6 +167,33 @@ mod tests {
     const LOWER: [f64; 3] = [-1.0, -2.0, f64::NEG_INFINITY];
     const UPPER: [f64; 3] = [1.0, 2.0, f64::INFINITY];
 
+    /// [`apply_limits`] of a position target of joints a, b, c within `LOWER`..`UPPER`.
+    fn limit_positions(
+        target: &[f64],
+        policy: LimitPolicy,
+        out: &mut [f64],
+    ) -> Result<(TargetOutcome, Option<Clamp>), DriverError> {
+        apply_limits(
+            Command::Positions,
+            &names(),
+            target,
+            (&LOWER, &UPPER),
+            policy,
+            out,
+        )
+    }
+
+    /// [`check_limits`] of a position target of joints a, b, c within `LOWER`..`UPPER`.
+    fn check_positions(target: &[f64], policy: LimitPolicy) -> Result<(), DriverError> {
+        check_limits(
+            Command::Positions,
+            &names(),
+            target,
+            (&LOWER, &UPPER),
+            policy,
+        )
+    }
+
     #[test]
     fn a_wrong_length_is_refused_with_the_originals_message() {
         let err = check_shape(Command::Positions, &names(), &[0.0, 0.0]).unwrap_err();
@@ -195,15 +222,8 @@ mod tests {
     #[test]
     fn clamp_stores_values_inside_the_limits_and_counts_them() {
         let mut out = [0.0; 3];
-        let (outcome, first) = apply_limits(
-            Command::Positions,
-            &names(),
-            &[1.5, -3.0, 1e9],
-            (&LOWER, &UPPER),
-            LimitPolicy::Clamp,
-            &mut out,
-        )
-        .unwrap();
+        let (outcome, first) =
+            limit_positions(&[1.5, -3.0, 1e9], LimitPolicy::Clamp, &mut out).unwrap();
         assert_eq!(out, [1.0, -2.0, 1e9]);
         assert_eq!(outcome, TargetOutcome::Clamped { joints: 2 });
         assert_eq!(
@@ -220,15 +240,8 @@ mod tests {
     #[test]
     fn values_on_the_limits_are_accepted_unchanged() {
         let mut out = [0.0; 3];
-        let (outcome, first) = apply_limits(
-            Command::Positions,
-            &names(),
-            &[1.0, -2.0, 0.0],
-            (&LOWER, &UPPER),
-            LimitPolicy::Refuse,
-            &mut out,
-        )
-        .unwrap();
+        let (outcome, first) =
+            limit_positions(&[1.0, -2.0, 0.0], LimitPolicy::Refuse, &mut out).unwrap();
         assert_eq!(out, [1.0, -2.0, 0.0]);
         assert_eq!((outcome, first), (TargetOutcome::Accepted, None));
     }
@@ -236,48 +249,19 @@ mod tests {
     #[test]
     fn checking_limits_refuses_only_under_refuse() {
         let outside = [0.0, 2.5, 0.0];
-        check_limits(
-            Command::Positions,
-            &names(),
-            &outside,
-            (&LOWER, &UPPER),
-            LimitPolicy::Clamp,
-        )
-        .unwrap();
-        let err = check_limits(
-            Command::Positions,
-            &names(),
-            &outside,
-            (&LOWER, &UPPER),
-            LimitPolicy::Refuse,
-        )
-        .unwrap_err();
+        check_positions(&outside, LimitPolicy::Clamp).unwrap();
+        let err = check_positions(&outside, LimitPolicy::Refuse).unwrap_err();
         assert!(
             matches!(err, DriverError::TargetOutOfLimits { index: 1, .. }),
             "{err}"
         );
-        check_limits(
-            Command::Positions,
-            &names(),
-            &[1.0, -2.0, 1e300],
-            (&LOWER, &UPPER),
-            LimitPolicy::Refuse,
-        )
-        .unwrap();
+        check_positions(&[1.0, -2.0, 1e300], LimitPolicy::Refuse).unwrap();
     }
 
     #[test]
     fn refuse_rejects_the_whole_target_and_writes_nothing() {
         let mut out = [7.0; 3];
-        let err = apply_limits(
-            Command::Positions,
-            &names(),
-            &[0.0, 2.5, 0.0],
-            (&LOWER, &UPPER),
-            LimitPolicy::Refuse,
-            &mut out,
-        )
-        .unwrap_err();
+        let err = limit_positions(&[0.0, 2.5, 0.0], LimitPolicy::Refuse, &mut out).unwrap_err();
         assert_eq!(
             err.to_string(),
             "RobotDriverGazebo::set_target_joint_positions: value 1 (b) = 2.5 is outside the joint limits [-2, 2]."
