@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gz_transport::{MsgsPrefix, Node, NodeOptions};
+use gz_transport::MsgsPrefix;
 use sas_robot_driver_gazebo::{
     DriverError, DriverState, ErrorKind, ForwardMode, JointSnapshot, LimitPolicy,
     RobotDriverGazebo, RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
 };
 
 use crate::log_capture::capture_logs;
-use crate::support::{start_ur3e_world, unique_partition, PREFIX, STATES, UR3E_JOINTS};
+use crate::support::{node_in, start_ur3e_world, unique_partition, PREFIX, STATES, UR3E_JOINTS};
 
 /// The shipped controllers' `<cmd_max>`: joints move at this speed towards their target.
 const CMD_MAX: f64 = 0.25;
@@ -26,9 +26,14 @@ fn ur3e_config(partition: &str) -> RobotDriverGazeboConfiguration {
     config
 }
 
-fn initialized(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo> {
+fn connected(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo> {
     let driver = Arc::new(RobotDriverGazebo::new(config, None).unwrap());
     driver.connect().unwrap();
+    driver
+}
+
+fn initialized(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo> {
+    let driver = connected(config);
     driver.initialize().unwrap();
     driver
 }
@@ -187,9 +192,7 @@ fn a_target_forwarded_once_right_after_initialize_reaches_the_simulator() {
     let partition = unique_partition("first_target");
     let sim = start_ur3e_world(&partition);
     for round in 0..10 {
-        let driver = RobotDriverGazebo::new(ur3e_config(&partition), None).unwrap();
-        driver.connect().unwrap();
-        driver.initialize().unwrap();
+        let driver = initialized(ur3e_config(&partition));
         assert!(
             driver.unsubscribed_command_topics().is_empty(),
             "round {round}: {:?}",
@@ -278,8 +281,7 @@ fn a_missing_joint_keeps_initialize_waiting_logs_its_name_and_times_out_naming_i
     let mut config = ur3e_config(&partition);
     config.joint_names.push("gripper_joint".into());
     config.initialize_timeout = Some(Duration::from_secs(5));
-    let driver = RobotDriverGazebo::new(config, None).unwrap();
-    driver.connect().unwrap();
+    let driver = connected(config);
 
     let (result, logs) = capture_logs(|| driver.initialize());
     let err = result.unwrap_err();
@@ -317,8 +319,7 @@ fn a_shutdown_token_cancels_a_waiting_initialize_at_once() {
     let partition = unique_partition("cancel");
     let mut config = ur3e_config(&partition);
     config.initialize_timeout = None;
-    let driver = RobotDriverGazebo::new(config, None).unwrap();
-    driver.connect().unwrap();
+    let driver = connected(config);
     let token = ShutdownToken::new();
     let trigger = {
         let token = token.clone();
@@ -353,8 +354,7 @@ fn disconnect_during_initialize_ends_the_wait() {
     let partition = unique_partition("disconnect_wakes");
     let mut config = ur3e_config(&partition);
     config.initialize_timeout = None;
-    let driver = Arc::new(RobotDriverGazebo::new(config, None).unwrap());
-    driver.connect().unwrap();
+    let driver = connected(config);
     let waiter = {
         let driver = driver.clone();
         thread::spawn(move || driver.initialize())
@@ -373,8 +373,7 @@ fn callers_waiting_in_initialize_together_all_succeed() {
     // A robot's loop and a composite of the robot both wait for the same driver; whichever
     // initializes it, the other must see success, not "disconnected".
     let partition = unique_partition("concurrent_initialize");
-    let driver = Arc::new(RobotDriverGazebo::new(ur3e_config(&partition), None).unwrap());
-    driver.connect().unwrap();
+    let driver = connected(ur3e_config(&partition));
     let waiters: Vec<_> = (0..4)
         .map(|_| {
             let driver = driver.clone();
@@ -435,11 +434,7 @@ fn lifecycle_calls_out_of_order_are_refused_with_clear_errors_and_disconnect_is_
 fn two_drivers_share_one_node_and_a_mismatching_node_is_refused() {
     let partition = unique_partition("shared_node");
     let sim = start_ur3e_world(&partition);
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition.clone()),
-        ..Default::default()
-    })
-    .unwrap();
+    let node = node_in(&partition);
     let arm = RobotDriverGazeboConfiguration {
         joint_names: UR3E_JOINTS[..3].iter().map(|j| j.to_string()).collect(),
         ..ur3e_config(&partition)
