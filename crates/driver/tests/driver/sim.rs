@@ -2,7 +2,6 @@
 //! same gz-transport wire as Gazebo).
 
 use std::f64::consts::PI;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -14,10 +13,18 @@ use sas_robot_driver_gazebo::{
 };
 
 use crate::log_capture::capture_logs;
+use crate::repeating::Repeating;
 use crate::support::{node_in, start_ur3e_world, unique_partition, PREFIX, STATES, UR3E_JOINTS};
 
 /// The shipped controllers' `<cmd_max>`: joints move at this speed towards their target.
 const CMD_MAX: f64 = 0.25;
+
+/// A partition of the test's own, and the shipped UR3e world running in it.
+fn ur3e_world(test: &str) -> (String, gz_joint_sim::SimHandle) {
+    let partition = unique_partition(test);
+    let sim = start_ur3e_world(&partition);
+    (partition, sim)
+}
 
 fn ur3e_config(partition: &str) -> RobotDriverGazeboConfiguration {
     let mut config = RobotDriverGazeboConfiguration::new(UR3E_JOINTS, PREFIX, STATES);
@@ -39,35 +46,11 @@ fn initialized(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo>
 }
 
 /// A control loop on its own thread: forwards the latest target every 10 ms until dropped.
-struct ControlLoop {
-    stop: Arc<AtomicBool>,
-    thread: Option<thread::JoinHandle<()>>,
-}
-
-impl ControlLoop {
-    fn start(driver: Arc<RobotDriverGazebo>) -> ControlLoop {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = thread::spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                driver.forward_targets().unwrap();
-                thread::sleep(Duration::from_millis(10));
-            }
-        });
-        ControlLoop {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for ControlLoop {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
+fn control_loop(driver: Arc<RobotDriverGazebo>) -> Repeating {
+    Repeating::start(move || {
+        driver.forward_targets().unwrap();
+        thread::sleep(Duration::from_millis(10));
+    })
 }
 
 /// Waits (bounded) until `done(snapshot)` holds for a fresh snapshot.
@@ -99,8 +82,7 @@ fn seconds(snapshot: &JointSnapshot) -> f64 {
 
 #[test]
 fn initialize_captures_the_worlds_limits_and_positions_match_the_simulator() {
-    let partition = unique_partition("initialize_limits");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("initialize_limits");
     let driver = initialized(ur3e_config(&partition));
     assert_eq!(driver.state(), DriverState::Initialized);
 
@@ -124,8 +106,7 @@ fn initialize_captures_the_worlds_limits_and_positions_match_the_simulator() {
 
 #[test]
 fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
-    let partition = unique_partition("target_moves");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("target_moves");
     let driver = initialized(ur3e_config(&partition));
     let start = driver.get_joint_positions().unwrap();
     // Large enough that the motion lasts over 3 s: a test thread descheduled for a while
@@ -136,7 +117,7 @@ fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
         driver.set_target_joint_positions(&target).unwrap(),
         TargetOutcome::Accepted
     );
-    let control_loop = ControlLoop::start(driver.clone());
+    let forwarding = control_loop(driver.clone());
 
     // Two snapshots half a simulated second apart, both mid-motion for every joint.
     let moving = |s: &JointSnapshot, from: f64, to: f64| {
@@ -179,7 +160,7 @@ fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
     for (j, joint) in UR3E_JOINTS.iter().enumerate() {
         assert_eq!(Some(positions[j]), sim.joint_position(joint), "{joint}");
     }
-    drop(control_loop);
+    drop(forwarding);
     driver.disconnect();
     sim.stop();
 }
@@ -189,8 +170,7 @@ fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
 /// node each round, as a restarted bridge or a Python user's script would be).
 #[test]
 fn a_target_forwarded_once_right_after_initialize_reaches_the_simulator() {
-    let partition = unique_partition("first_target");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("first_target");
     for round in 0..10 {
         let driver = initialized(ur3e_config(&partition));
         assert!(
@@ -220,8 +200,7 @@ fn a_target_forwarded_once_right_after_initialize_reaches_the_simulator() {
 
 #[test]
 fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
-    let partition = unique_partition("invalid_targets");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("invalid_targets");
     let mut config = ur3e_config(&partition);
     config.limit_policy = LimitPolicy::Refuse;
     let driver = initialized(config);
@@ -257,7 +236,7 @@ fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
     );
 
     // Every refusal left the first target in force: the joints go there.
-    let _control_loop = ControlLoop::start(driver.clone());
+    let forwarding = control_loop(driver.clone());
     wait_for_snapshot(
         &driver,
         Duration::from_secs(30),
@@ -270,14 +249,14 @@ fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
         "the simulator saw a refused target: elbow_joint at {elbow}, target {}",
         target[2]
     );
+    drop(forwarding);
     driver.disconnect();
     sim.stop();
 }
 
 #[test]
 fn a_missing_joint_keeps_initialize_waiting_logs_its_name_and_times_out_naming_it() {
-    let partition = unique_partition("missing_joint");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("missing_joint");
     let mut config = ur3e_config(&partition);
     config.joint_names.push("gripper_joint".into());
     config.initialize_timeout = Some(Duration::from_secs(5));
@@ -432,8 +411,7 @@ fn lifecycle_calls_out_of_order_are_refused_with_clear_errors_and_disconnect_is_
 
 #[test]
 fn two_drivers_share_one_node_and_a_mismatching_node_is_refused() {
-    let partition = unique_partition("shared_node");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("shared_node");
     let node = node_in(&partition);
     let arm = RobotDriverGazeboConfiguration {
         joint_names: UR3E_JOINTS[..3].iter().map(|j| j.to_string()).collect(),
@@ -483,8 +461,7 @@ fn the_driver_can_be_shared_between_threads() {
 
 #[test]
 fn forward_modes_clamp_warnings_and_deinitialize_decide_what_is_published() {
-    let partition = unique_partition("forward_modes");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("forward_modes");
 
     // EveryPeriod (default): every call publishes once a target exists.
     let every = initialized(ur3e_config(&partition));
