@@ -39,6 +39,14 @@ fn connected(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo> {
     driver
 }
 
+/// A connected driver in a partition without a simulator, configured with no timeout: its
+/// `initialize()` waits until cancelled.
+fn connected_to_nothing(test: &str) -> Arc<RobotDriverGazebo> {
+    let mut config = ur3e_config(&unique_partition(test));
+    config.initialize_timeout = None;
+    connected(config)
+}
+
 fn initialized(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo> {
     let driver = connected(config);
     driver.initialize().unwrap();
@@ -294,11 +302,7 @@ fn a_missing_joint_keeps_initialize_waiting_logs_its_name_and_times_out_naming_i
 
 #[test]
 fn a_shutdown_token_cancels_a_waiting_initialize_at_once() {
-    // No simulator at all: nothing will ever arrive, and no timeout is configured.
-    let partition = unique_partition("cancel");
-    let mut config = ur3e_config(&partition);
-    config.initialize_timeout = None;
-    let driver = connected(config);
+    let driver = connected_to_nothing("cancel");
     let token = ShutdownToken::new();
     let trigger = {
         let token = token.clone();
@@ -330,10 +334,7 @@ fn a_shutdown_token_cancels_a_waiting_initialize_at_once() {
 
 #[test]
 fn disconnect_during_initialize_ends_the_wait() {
-    let partition = unique_partition("disconnect_wakes");
-    let mut config = ur3e_config(&partition);
-    config.initialize_timeout = None;
-    let driver = connected(config);
+    let driver = connected_to_nothing("disconnect_wakes");
     let waiter = {
         let driver = driver.clone();
         thread::spawn(move || driver.initialize())
