@@ -68,8 +68,7 @@ pub fn check_limits(
     if policy == LimitPolicy::Clamp {
         return Ok(());
     }
-    let outside = |index: usize| !(lower[index] <= target[index] && target[index] <= upper[index]);
-    match (0..target.len()).find(|&index| outside(index)) {
+    match (0..target.len()).find(|&index| outside_limits(target, (lower, upper), index)) {
         Some(index) => Err(DriverError::TargetOutOfLimits {
             command,
             index,
@@ -80,6 +79,12 @@ pub fn check_limits(
         }),
         None => Ok(()),
     }
+}
+
+/// Whether value `index` of `target` lies outside its joint's inclusive limits (inverted
+/// limits hold no value).
+fn outside_limits(target: &[f64], (lower, upper): (&[f64], &[f64]), index: usize) -> bool {
+    !(lower[index] <= target[index] && target[index] <= upper[index])
 }
 
 /// Applies the limit policy to a target that passed [`check_shape`], writing the value to
@@ -94,12 +99,11 @@ pub fn apply_limits(
     out: &mut [f64],
 ) -> Result<(TargetOutcome, Option<Clamp>), DriverError> {
     check_limits(command, joint_names, target, (lower, upper), policy)?;
-    let outside = |index: usize| !(lower[index] <= target[index] && target[index] <= upper[index]);
     let mut clamped = 0;
     let mut first = None;
     for (index, stored) in out.iter_mut().enumerate() {
         let value = target[index];
-        *stored = if outside(index) {
+        *stored = if outside_limits(target, (lower, upper), index) {
             clamped += 1;
             first.get_or_insert(Clamp {
                 index,
