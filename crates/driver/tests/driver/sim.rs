@@ -223,16 +223,13 @@ fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
     );
     assert_eq!(err.kind(), ErrorKind::InvalidTarget);
     let mut bad = target.clone();
-    bad[2] = f64::NAN;
-    assert!(matches!(
-        driver.set_target_joint_positions(&bad),
-        Err(DriverError::NonFiniteTarget { index: 2, .. })
-    ));
-    bad[2] = f64::INFINITY;
-    assert!(matches!(
-        driver.set_target_joint_positions(&bad),
-        Err(DriverError::NonFiniteTarget { index: 2, .. })
-    ));
+    for non_finite in [f64::NAN, f64::INFINITY] {
+        bad[2] = non_finite;
+        assert!(matches!(
+            driver.set_target_joint_positions(&bad),
+            Err(DriverError::NonFiniteTarget { index: 2, .. })
+        ));
+    }
     bad[2] = 4.0; // elbow_joint is limited to ±π
     let err = driver.set_target_joint_positions(&bad).unwrap_err();
     assert_eq!(
