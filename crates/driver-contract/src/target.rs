@@ -223,31 +223,37 @@ mod tests {
         check_shape(Command::Positions, &names(), &[0.0, 0.0, 1e300]).unwrap();
     }
 
+    /// Clamp stores out-of-limit values at the limit and counts them; values on the limits
+    /// are accepted unchanged (limits are inclusive), under either policy.
     #[test]
-    fn clamp_stores_values_inside_the_limits_and_counts_them() {
-        let mut out = [0.0; 3];
-        let (outcome, first) =
-            limit_positions(&[1.5, -3.0, 1e9], LimitPolicy::Clamp, &mut out).unwrap();
-        assert_eq!(out, [1.0, -2.0, 1e9]);
-        assert_eq!(outcome, TargetOutcome::Clamped { joints: 2 });
-        assert_eq!(
-            first,
-            Some(Clamp {
-                index: 0,
-                value: 1.5,
-                lower: -1.0,
-                upper: 1.0
-            })
-        );
-    }
-
-    #[test]
-    fn values_on_the_limits_are_accepted_unchanged() {
-        let mut out = [0.0; 3];
-        let (outcome, first) =
-            limit_positions(&[1.0, -2.0, 0.0], LimitPolicy::Refuse, &mut out).unwrap();
-        assert_eq!(out, [1.0, -2.0, 0.0]);
-        assert_eq!((outcome, first), (TargetOutcome::Accepted, None));
+    fn clamp_stores_values_inside_the_limits_and_values_on_them_pass_unchanged() {
+        let clamp_of_a = Clamp {
+            index: 0,
+            value: 1.5,
+            lower: -1.0,
+            upper: 1.0,
+        };
+        for (target, policy, stored, outcome, first) in [
+            (
+                [1.5, -3.0, 1e9],
+                LimitPolicy::Clamp,
+                [1.0, -2.0, 1e9],
+                TargetOutcome::Clamped { joints: 2 },
+                Some(clamp_of_a),
+            ),
+            (
+                [1.0, -2.0, 0.0],
+                LimitPolicy::Refuse,
+                [1.0, -2.0, 0.0],
+                TargetOutcome::Accepted,
+                None,
+            ),
+        ] {
+            let mut out = [0.0; 3];
+            let applied = limit_positions(&target, policy, &mut out).unwrap();
+            assert_eq!(applied, (outcome, first), "{target:?}");
+            assert_eq!(out, stored, "{target:?}");
+        }
     }
 
     #[test]
