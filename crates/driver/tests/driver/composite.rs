@@ -28,7 +28,7 @@ fn start_longboy_world(partition: &str) -> gz_joint_sim::SimHandle {
 /// The R820 (refusing out-of-limit targets, forwarding only changes) and the UR3e parts of
 /// the longboy model, on one shared node.
 fn parts(partition: &str) -> (Arc<RobotDriverGazebo>, Arc<RobotDriverGazebo>) {
-    let node = node_in(&partition);
+    let node = node_in(partition);
     let mut r820 = RobotDriverGazeboConfiguration::new(R820_JOINTS, PREFIX, STATES);
     r820.initialize_timeout = Some(Duration::from_secs(60));
     r820.forward_mode = ForwardMode::OnChangeWithKeepalive(Duration::from_secs(3600));
