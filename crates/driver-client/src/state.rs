@@ -526,6 +526,14 @@ mod tests {
 
     const TOPIC: &str = "/robot/get/joint_states";
 
+    /// Runs `then` on a new thread 20 ms from now, while the test's thread waits for it.
+    fn soon_on_another_thread(then: impl FnOnce() + Send + 'static) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            then();
+        })
+    }
+
     fn state_of(state: &ClientState, names: Option<&[String]>, positions: &[f64], stamp_ns: i64) {
         state.receive_joint_state(
             JointStateMessage {
@@ -633,10 +641,7 @@ mod tests {
         state.receive_limits(&[-1.0; 2], false, "min");
         let writer = {
             let state = state.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(20));
-                state.receive_limits(&[1.0; 2], true, "max");
-            })
+            soon_on_another_thread(move || state.receive_limits(&[1.0; 2], true, "max"))
         };
         assert_eq!(state.wait_until_ready(None, &shutdown), Ok(2));
         writer.join().unwrap();
@@ -644,10 +649,7 @@ mod tests {
         let waiting = Arc::new(ClientState::new());
         let trigger = {
             let shutdown = shutdown.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(20));
-                shutdown.trigger();
-            })
+            soon_on_another_thread(move || shutdown.trigger())
         };
         assert_eq!(
             waiting.wait_until_ready(None, &shutdown),
@@ -671,10 +673,7 @@ mod tests {
         assert_eq!(state.wait_for_new_state(soon()), None);
         let closer = {
             let state = state.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(20));
-                state.close();
-            })
+            soon_on_another_thread(move || state.close())
         };
         assert_eq!(
             state.wait_for_new_state(Instant::now() + Duration::from_secs(60)),

@@ -182,6 +182,28 @@ impl RobotDriverComposite {
         })
     }
 
+    /// Runs `send` on every part, even after one failed (unlike [`Self::each_part`]): whether
+    /// any part sent something, or the first part's error.
+    fn on_every_part(
+        &self,
+        send: impl Fn(&dyn RobotDriver) -> Result<bool, DriverError>,
+    ) -> Result<bool, DriverError> {
+        let mut sent = false;
+        let mut first_error = None;
+        for part in &self.parts {
+            match send(part.driver.as_ref()) {
+                Ok(part_sent) => sent |= part_sent,
+                Err(error) => {
+                    first_error.get_or_insert(DriverError::Part {
+                        part: part.name.clone(),
+                        error: Box::new(error),
+                    });
+                }
+            }
+        }
+        first_error.map_or(Ok(sent), Err)
+    }
+
     fn composed_names(&self) -> Vec<String> {
         let mut names = Vec::new();
         for part in &self.parts {
@@ -425,20 +447,7 @@ impl RobotDriver for RobotDriverComposite {
 
     /// Every part is stopped even if another part's stop failed.
     fn stop_rate_commands(&self) -> Result<bool, DriverError> {
-        let mut sent = false;
-        let mut first_error = None;
-        for part in &self.parts {
-            match part.driver.stop_rate_commands() {
-                Ok(stopped) => sent |= stopped,
-                Err(error) => {
-                    first_error.get_or_insert(DriverError::Part {
-                        part: part.name.clone(),
-                        error: Box::new(error),
-                    });
-                }
-            }
-        }
-        first_error.map_or(Ok(sent), Err)
+        self.on_every_part(|driver| driver.stop_rate_commands())
     }
 
     fn forward_targets(&self) -> Result<bool, DriverError> {
@@ -447,25 +456,10 @@ impl RobotDriver for RobotDriverComposite {
         {
             return Ok(false);
         }
-        let mut forwarded = false;
-        let mut first_error = None;
         // Every part gets its target even if another part's forwarding failed.
-        for part in &self.parts {
-            match part.driver.forward_targets() {
-                Ok(sent) => forwarded |= sent,
-                Err(error) => {
-                    first_error.get_or_insert(DriverError::Part {
-                        part: part.name.clone(),
-                        error: Box::new(error),
-                    });
-                }
-            }
-        }
-        first_error.map_or(Ok(forwarded), Err)
+        self.on_every_part(|driver| driver.forward_targets())
     }
 
-    /// A part's new state is a new composite state: the listener runs on each part's
-    /// receive thread. `None` if a part cannot notify.
     fn add_state_listener(&self, listener: StateListener) -> Option<StateListenerGuard> {
         let guards = self
             .parts

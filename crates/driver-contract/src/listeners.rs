@@ -77,6 +77,18 @@ impl Drop for StateListenerGuard {
     }
 }
 
+/// A listener that adds `by` to `calls` each time it runs (for tests of what runs listeners).
+#[cfg(test)]
+pub(crate) fn counting_listener(
+    calls: &Arc<std::sync::atomic::AtomicUsize>,
+    by: usize,
+) -> StateListener {
+    let calls = calls.clone();
+    Arc::new(move || {
+        calls.fetch_add(by, std::sync::atomic::Ordering::SeqCst);
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,14 +98,8 @@ mod tests {
     fn listeners_run_on_notify_only_while_their_guard_lives() {
         let listeners = Arc::new(StateListeners::default());
         let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        let first = listeners.add(Arc::new(move || {
-            counted.fetch_add(1, Ordering::SeqCst);
-        }));
-        let counted = calls.clone();
-        let second = listeners.add(Arc::new(move || {
-            counted.fetch_add(10, Ordering::SeqCst);
-        }));
+        let first = listeners.add(counting_listener(&calls, 1));
+        let second = listeners.add(counting_listener(&calls, 10));
         listeners.notify();
         assert_eq!(calls.load(Ordering::SeqCst), 11);
         drop(second);

@@ -121,6 +121,7 @@ impl Drop for TriggerListener {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::listeners::counting_listener;
     use std::sync::atomic::AtomicUsize;
 
     #[test]
@@ -148,14 +149,8 @@ mod tests {
     fn listeners_run_on_trigger_only_while_registered() {
         let token = ShutdownToken::new();
         let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        let registered = token.on_trigger(Arc::new(move || {
-            counted.fetch_add(1, Ordering::SeqCst);
-        }));
-        let counted = calls.clone();
-        drop(token.on_trigger(Arc::new(move || {
-            counted.fetch_add(100, Ordering::SeqCst);
-        })));
+        let registered = token.on_trigger(counting_listener(&calls, 1));
+        drop(token.on_trigger(counting_listener(&calls, 100)));
         token.trigger();
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         drop(registered);

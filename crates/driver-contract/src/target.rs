@@ -68,8 +68,7 @@ pub fn check_limits(
     if policy == LimitPolicy::Clamp {
         return Ok(());
     }
-    let outside = |index: usize| !(lower[index] <= target[index] && target[index] <= upper[index]);
-    match (0..target.len()).find(|&index| outside(index)) {
+    match (0..target.len()).find(|&index| outside_limits(target, (lower, upper), index)) {
         Some(index) => Err(DriverError::TargetOutOfLimits {
             command,
             index,
@@ -80,6 +79,12 @@ pub fn check_limits(
         }),
         None => Ok(()),
     }
+}
+
+/// Whether value `index` of `target` lies outside its joint's inclusive limits (inverted
+/// limits hold no value).
+fn outside_limits(target: &[f64], (lower, upper): (&[f64], &[f64]), index: usize) -> bool {
+    !(lower[index] <= target[index] && target[index] <= upper[index])
 }
 
 /// Applies the limit policy to a target that passed [`check_shape`], writing the value to
@@ -94,12 +99,11 @@ pub fn apply_limits(
     out: &mut [f64],
 ) -> Result<(TargetOutcome, Option<Clamp>), DriverError> {
     check_limits(command, joint_names, target, (lower, upper), policy)?;
-    let outside = |index: usize| !(lower[index] <= target[index] && target[index] <= upper[index]);
     let mut clamped = 0;
     let mut first = None;
     for (index, stored) in out.iter_mut().enumerate() {
         let value = target[index];
-        *stored = if outside(index) {
+        *stored = if outside_limits(target, (lower, upper), index) {
             clamped += 1;
             first.get_or_insert(Clamp {
                 index,
@@ -167,6 +171,33 @@ mod tests {
     const LOWER: [f64; 3] = [-1.0, -2.0, f64::NEG_INFINITY];
     const UPPER: [f64; 3] = [1.0, 2.0, f64::INFINITY];
 
+    /// [`apply_limits`] of a position target of joints a, b, c within `LOWER`..`UPPER`.
+    fn limit_positions(
+        target: &[f64],
+        policy: LimitPolicy,
+        out: &mut [f64],
+    ) -> Result<(TargetOutcome, Option<Clamp>), DriverError> {
+        apply_limits(
+            Command::Positions,
+            &names(),
+            target,
+            (&LOWER, &UPPER),
+            policy,
+            out,
+        )
+    }
+
+    /// [`check_limits`] of a position target of joints a, b, c within `LOWER`..`UPPER`.
+    fn check_positions(target: &[f64], policy: LimitPolicy) -> Result<(), DriverError> {
+        check_limits(
+            Command::Positions,
+            &names(),
+            target,
+            (&LOWER, &UPPER),
+            policy,
+        )
+    }
+
     #[test]
     fn a_wrong_length_is_refused_with_the_originals_message() {
         let err = check_shape(Command::Positions, &names(), &[0.0, 0.0]).unwrap_err();
@@ -192,92 +223,55 @@ mod tests {
         check_shape(Command::Positions, &names(), &[0.0, 0.0, 1e300]).unwrap();
     }
 
+    /// Clamp stores out-of-limit values at the limit and counts them; values on the limits
+    /// are accepted unchanged (limits are inclusive), under either policy.
     #[test]
-    fn clamp_stores_values_inside_the_limits_and_counts_them() {
-        let mut out = [0.0; 3];
-        let (outcome, first) = apply_limits(
-            Command::Positions,
-            &names(),
-            &[1.5, -3.0, 1e9],
-            (&LOWER, &UPPER),
-            LimitPolicy::Clamp,
-            &mut out,
-        )
-        .unwrap();
-        assert_eq!(out, [1.0, -2.0, 1e9]);
-        assert_eq!(outcome, TargetOutcome::Clamped { joints: 2 });
-        assert_eq!(
-            first,
-            Some(Clamp {
-                index: 0,
-                value: 1.5,
-                lower: -1.0,
-                upper: 1.0
-            })
-        );
-    }
-
-    #[test]
-    fn values_on_the_limits_are_accepted_unchanged() {
-        let mut out = [0.0; 3];
-        let (outcome, first) = apply_limits(
-            Command::Positions,
-            &names(),
-            &[1.0, -2.0, 0.0],
-            (&LOWER, &UPPER),
-            LimitPolicy::Refuse,
-            &mut out,
-        )
-        .unwrap();
-        assert_eq!(out, [1.0, -2.0, 0.0]);
-        assert_eq!((outcome, first), (TargetOutcome::Accepted, None));
+    fn clamp_stores_values_inside_the_limits_and_values_on_them_pass_unchanged() {
+        let clamp_of_a = Clamp {
+            index: 0,
+            value: 1.5,
+            lower: -1.0,
+            upper: 1.0,
+        };
+        for (target, policy, stored, outcome, first) in [
+            (
+                [1.5, -3.0, 1e9],
+                LimitPolicy::Clamp,
+                [1.0, -2.0, 1e9],
+                TargetOutcome::Clamped { joints: 2 },
+                Some(clamp_of_a),
+            ),
+            (
+                [1.0, -2.0, 0.0],
+                LimitPolicy::Refuse,
+                [1.0, -2.0, 0.0],
+                TargetOutcome::Accepted,
+                None,
+            ),
+        ] {
+            let mut out = [0.0; 3];
+            let applied = limit_positions(&target, policy, &mut out).unwrap();
+            assert_eq!(applied, (outcome, first), "{target:?}");
+            assert_eq!(out, stored, "{target:?}");
+        }
     }
 
     #[test]
     fn checking_limits_refuses_only_under_refuse() {
         let outside = [0.0, 2.5, 0.0];
-        check_limits(
-            Command::Positions,
-            &names(),
-            &outside,
-            (&LOWER, &UPPER),
-            LimitPolicy::Clamp,
-        )
-        .unwrap();
-        let err = check_limits(
-            Command::Positions,
-            &names(),
-            &outside,
-            (&LOWER, &UPPER),
-            LimitPolicy::Refuse,
-        )
-        .unwrap_err();
+        check_positions(&outside, LimitPolicy::Clamp).unwrap();
+        let err = check_positions(&outside, LimitPolicy::Refuse).unwrap_err();
         assert!(
             matches!(err, DriverError::TargetOutOfLimits { index: 1, .. }),
             "{err}"
         );
-        check_limits(
-            Command::Positions,
-            &names(),
-            &[1.0, -2.0, 1e300],
-            (&LOWER, &UPPER),
-            LimitPolicy::Refuse,
-        )
-        .unwrap();
+        check_positions(&[1.0, -2.0, 1e300], LimitPolicy::Refuse).unwrap();
     }
 
     #[test]
     fn refuse_rejects_the_whole_target_and_writes_nothing() {
         let mut out = [7.0; 3];
-        let err = apply_limits(
-            Command::Positions,
-            &names(),
-            &[0.0, 2.5, 0.0],
-            (&LOWER, &UPPER),
-            LimitPolicy::Refuse,
-            &mut out,
-        )
-        .unwrap_err();
+        let err = limit_positions(&[0.0, 2.5, 0.0], LimitPolicy::Refuse, &mut out).unwrap_err();
         assert_eq!(
             err.to_string(),
             "RobotDriverGazebo::set_target_joint_positions: value 1 (b) = 2.5 is outside the joint limits [-2, 2]."

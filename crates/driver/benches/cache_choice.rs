@@ -11,7 +11,6 @@
 //! Sizes: `ur3e_6` (the UR3e) and `humanoid_50`.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -20,6 +19,9 @@ use arc_swap::ArcSwap;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use parking_lot::Mutex;
 use sas_robot_driver_gazebo::{JointSample, JointSnapshot, JointStateCache};
+
+mod settings;
+use settings::repeating::Repeating;
 
 trait Cache: Send + Sync + 'static {
     fn write(&self, samples: &[JointSample], received_at: Instant);
@@ -102,36 +104,6 @@ fn caches(joints: usize) -> Vec<(&'static str, Arc<dyn Cache>)> {
 }
 
 /// Runs `hammer` on another thread until the returned guard drops.
-struct Contender {
-    stop: Arc<AtomicBool>,
-    thread: Option<thread::JoinHandle<()>>,
-}
-
-impl Contender {
-    fn start(mut hammer: impl FnMut() + Send + 'static) -> Contender {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = thread::spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                hammer();
-            }
-        });
-        Contender {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Contender {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            thread.join().unwrap();
-        }
-    }
-}
-
 const SIZES: [(&str, usize); 2] = [("ur3e_6", 6), ("humanoid_50", 50)];
 
 fn read(c: &mut Criterion) {
@@ -155,7 +127,7 @@ fn read(c: &mut Criterion) {
                 let writer = {
                     let cache = cache.clone();
                     let mut batch = samples(joints, 0.0);
-                    Contender::start(move || {
+                    Repeating::start(move || {
                         for sample in batch.iter_mut() {
                             sample.position += 1.0;
                         }
@@ -192,7 +164,7 @@ fn write(c: &mut Criterion) {
             let reader = {
                 let cache = cache.clone();
                 let mut out = JointSnapshot::new(joints);
-                Contender::start(move || {
+                Repeating::start(move || {
                     cache.read(&mut out);
                     black_box(&out);
                 })
@@ -207,12 +179,5 @@ fn write(c: &mut Criterion) {
     group.finish();
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
-
-criterion_group! { name = benches; config = config(); targets = read, write }
+criterion_group! { name = benches; config = settings::criterion(); targets = read, write }
 criterion_main!(benches);

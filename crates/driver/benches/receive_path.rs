@@ -12,7 +12,7 @@
 //!   a snapshot (ZeroMQ delivery, decode and receive included).
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -27,6 +27,9 @@ use sas_robot_driver_gazebo::{
 };
 
 use gz_joint_sim::ur3e_world::JOINTS as UR3E_JOINTS;
+
+mod settings;
+use settings::repeating::Repeating;
 
 fn pose(name: &str) -> Pose {
     Pose {
@@ -132,22 +135,15 @@ fn callback_to_visible(c: &mut Criterion) {
     // The reader publishes (sequence it saw, when it saw it) for the writer to collect.
     let seen_sequence = Arc::new(AtomicU64::new(0));
     let seen_at_nanos = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
     let reader = {
-        let (cache, seen_sequence, seen_at_nanos, stop) = (
-            cache.clone(),
-            seen_sequence.clone(),
-            seen_at_nanos.clone(),
-            stop.clone(),
-        );
-        thread::spawn(move || {
-            let mut out = JointSnapshot::new(UR3E_JOINTS.len());
-            while !stop.load(Ordering::Relaxed) {
-                cache.read(&mut out);
-                if out.sequence > seen_sequence.load(Ordering::Relaxed) {
-                    seen_at_nanos.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                    seen_sequence.store(out.sequence, Ordering::Release);
-                }
+        let (cache, seen_sequence, seen_at_nanos) =
+            (cache.clone(), seen_sequence.clone(), seen_at_nanos.clone());
+        let mut out = JointSnapshot::new(UR3E_JOINTS.len());
+        Repeating::start(move || {
+            cache.read(&mut out);
+            if out.sequence > seen_sequence.load(Ordering::Relaxed) {
+                seen_at_nanos.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                seen_sequence.store(out.sequence, Ordering::Release);
             }
         })
     };
@@ -167,8 +163,7 @@ fn callback_to_visible(c: &mut Criterion) {
             total
         })
     });
-    stop.store(true, Ordering::Relaxed);
-    reader.join().unwrap();
+    drop(reader);
 }
 
 fn transport_to_visible(c: &mut Criterion) {
@@ -213,12 +208,5 @@ fn transport_to_visible(c: &mut Criterion) {
     driver.disconnect();
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
-
-criterion_group! { name = benches; config = config(); targets = snapshot_read, receive_cpu, callback_to_visible, transport_to_visible }
+criterion_group! { name = benches; config = settings::criterion(); targets = snapshot_read, receive_cpu, callback_to_visible, transport_to_visible }
 criterion_main!(benches);

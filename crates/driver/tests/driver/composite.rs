@@ -6,15 +6,13 @@ use std::f64::consts::PI;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gz_joint_sim::{SimHandle, SimOptions, World};
-use gz_transport::{Node, NodeOptions};
 use sas_robot_driver_gazebo::{
     Command, CompositePart, DriverError, DriverState, ErrorKind, ForwardMode, JointSnapshot,
     LimitPolicy, PartOwnership, RobotDriver, RobotDriverComposite, RobotDriverGazebo,
     RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
 };
 
-use crate::support::unique_partition;
+use crate::support::{node_in, start_world, unique_partition};
 
 const R820_JOINTS: [&str; 7] = [
     "joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "joint7",
@@ -23,25 +21,14 @@ use gz_joint_sim::ur3e_world::JOINTS as UR3E_JOINTS;
 const PREFIX: &str = "/model/longboy/joint/";
 const STATES: &str = "/world/longboy_world/model/longboy/model/longboy_position_controller/model/longboy/joint_state";
 
-fn start_longboy_world(partition: &str) -> SimHandle {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sdf/longboy_world.sdf");
-    World::load_with_resource_paths(path, &[])
-        .unwrap()
-        .start(SimOptions {
-            partition: Some(partition.to_string()),
-            ..Default::default()
-        })
-        .unwrap()
+fn start_longboy_world(partition: &str) -> gz_joint_sim::SimHandle {
+    start_world("longboy_world.sdf", partition)
 }
 
 /// The R820 (refusing out-of-limit targets, forwarding only changes) and the UR3e parts of
 /// the longboy model, on one shared node.
 fn parts(partition: &str) -> (Arc<RobotDriverGazebo>, Arc<RobotDriverGazebo>) {
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition.to_string()),
-        ..Default::default()
-    })
-    .unwrap();
+    let node = node_in(partition);
     let mut r820 = RobotDriverGazeboConfiguration::new(R820_JOINTS, PREFIX, STATES);
     r820.initialize_timeout = Some(Duration::from_secs(60));
     r820.forward_mode = ForwardMode::OnChangeWithKeepalive(Duration::from_secs(3600));

@@ -6,30 +6,13 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gz_transport::msgs::{Axis, Joint, Model};
-use gz_transport::{Node, NodeOptions};
+use gz_transport::msgs::Model;
 use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration};
 
-use crate::support::unique_partition;
+use crate::support::{joint_j_model, node_in, unique_partition};
 
 const STATES: &str = "/held_back/joint_state";
 const PATIENCE: Duration = Duration::from_secs(20);
-
-fn model(position: f64) -> Model {
-    Model {
-        joint: vec![Joint {
-            name: "j".into(),
-            axis1: Some(Axis {
-                position,
-                limit_lower: -1e3,
-                limit_upper: 1e3,
-                ..Default::default()
-            }),
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
-}
 
 #[test]
 fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
@@ -51,21 +34,19 @@ fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
             assert!(released.is_ok(), "the other states were never sent");
         }
     }));
-    let gazebo = Node::with_options(NodeOptions {
-        partition: Some(partition),
-        ..Default::default()
-    })
-    .unwrap();
+    let gazebo = node_in(&partition);
     let publisher = gazebo.advertise::<Model>(STATES).unwrap();
     assert!(publisher.wait_for_subscribers(PATIENCE));
-    publisher.publish(&model(0.0)).unwrap();
+    publisher.publish(&joint_j_model(0.0, 1e3)).unwrap();
     let deadline = Instant::now() + PATIENCE;
     while calls.load(Ordering::SeqCst) == 0 {
         assert!(Instant::now() < deadline, "the first state never arrived");
         thread::sleep(Duration::from_millis(5));
     }
     for position in 1..=9 {
-        publisher.publish(&model(f64::from(position))).unwrap();
+        publisher
+            .publish(&joint_j_model(f64::from(position), 1e3))
+            .unwrap();
     }
     let stats = gazebo.stats();
     assert_eq!((stats.messages_published, stats.messages_not_sent), (10, 0));

@@ -4,6 +4,8 @@
 mod support;
 // Log capture, shared with the unit tests.
 mod log_capture;
+// A thread repeating one step until dropped, shared with the benches.
+mod repeating;
 
 // RobotDriverComposite over two parts of the R820 + UR3e world run in this process.
 mod composite;

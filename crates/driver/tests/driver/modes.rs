@@ -11,31 +11,58 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gz_transport::msgs::{Axis, Double, Joint, Model};
-use gz_transport::{MessageInfo, Node, NodeOptions, Publisher, Subscription};
+use gz_transport::msgs::{Double, Model};
+use gz_transport::{MessageInfo, Node, Publisher, Subscription};
 use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration};
 
-use crate::support::unique_partition;
+use crate::support::{joint_j_model, node_in, unique_partition};
 
 const STATES: &str = "/modes/joint_state";
 const PREFIX: &str = "/modes/";
 const PATIENCE: Duration = Duration::from_secs(20);
+/// Joint `j`'s command topics under the default prefixes (the positions prefix for all three).
+const POSITION: &str = "/modes/j/0/cmd_pos";
+const VELOCITY: &str = "/modes/j/cmd_vel";
+const FORCE: &str = "/modes/j/cmd_force";
 
-/// Every command the peer received, in order: (topic suffix, value).
+/// Every command the peer received, in order: (topic, value).
 type Log = Arc<Mutex<Vec<(&'static str, f64)>>>;
 
-fn model() -> Model {
-    Model {
-        joint: vec![Joint {
-            name: "j".into(),
-            axis1: Some(Axis {
-                limit_lower: -1.0,
-                limit_upper: 1.0,
-                ..Default::default()
-            }),
-            ..Default::default()
-        }],
-        ..Default::default()
+/// "Gazebo" in a partition of its own: the joint-state publisher, and a log of the commands
+/// it received on `topics`.
+struct Gazebo {
+    partition: String,
+    states: Publisher<Model>,
+    log: Log,
+    _subscriptions: Vec<Subscription>,
+    _node: Node,
+}
+
+impl Gazebo {
+    fn listening_on(test: &str, topics: &[&'static str]) -> Gazebo {
+        let partition = unique_partition(test);
+        let node = node_in(&partition);
+        let log: Log = Arc::default();
+        let subscriptions = topics
+            .iter()
+            .map(|&topic| listen(&node, &log, topic))
+            .collect();
+        Gazebo {
+            partition,
+            states: node.advertise::<Model>(STATES).unwrap(),
+            log,
+            _subscriptions: subscriptions,
+            _node: node,
+        }
+    }
+
+    /// The joint `j` robot in this partition, with a timeout long enough that no command is
+    /// zeroed in the middle of a test.
+    fn config(&self) -> RobotDriverGazeboConfiguration {
+        let mut config = RobotDriverGazeboConfiguration::new(["j"], PREFIX, STATES);
+        config.partition = Some(self.partition.clone());
+        config.command_timeout = Duration::from_secs(60);
+        config
     }
 }
 
@@ -47,7 +74,7 @@ fn connect_and_initialize(driver: &RobotDriverGazebo, states: &Publisher<Model>)
     std::thread::scope(|scope| {
         scope.spawn(|| {
             while publishing.load(Ordering::Relaxed) {
-                states.publish(&model()).unwrap();
+                states.publish(&joint_j_model(0.0, 1.0)).unwrap();
                 std::thread::sleep(Duration::from_millis(10));
             }
         });
@@ -56,15 +83,12 @@ fn connect_and_initialize(driver: &RobotDriverGazebo, states: &Publisher<Model>)
     });
 }
 
-fn listen(gazebo: &Node, log: &Log, suffix: &'static str) -> Subscription {
+fn listen(gazebo: &Node, log: &Log, topic: &'static str) -> Subscription {
     let log = log.clone();
     gazebo
-        .subscribe(
-            &format!("{PREFIX}j{suffix}"),
-            move |command: Double, _: &MessageInfo| {
-                log.lock().unwrap().push((suffix, command.data))
-            },
-        )
+        .subscribe(topic, move |command: Double, _: &MessageInfo| {
+            log.lock().unwrap().push((topic, command.data))
+        })
         .unwrap()
 }
 
@@ -83,32 +107,17 @@ fn commands_until(log: &Log, count: usize, from: usize, what: &str) -> Vec<(&'st
 
 #[test]
 fn switching_modes_sends_the_new_command_and_stops_the_old_one() {
-    let partition = unique_partition("modes");
-    let gazebo = Node::with_options(NodeOptions {
-        partition: Some(partition.clone()),
-        ..Default::default()
-    })
-    .unwrap();
-    let log: Log = Arc::default();
-    let _subscriptions = [
-        listen(&gazebo, &log, "/0/cmd_pos"),
-        listen(&gazebo, &log, "/cmd_vel"),
-        listen(&gazebo, &log, "/cmd_force"),
-    ];
-    let states = gazebo.advertise::<Model>(STATES).unwrap();
-    let mut config = RobotDriverGazeboConfiguration::new(["j"], PREFIX, STATES);
-    config.partition = Some(partition);
-    // Long: no timeout zero in the middle of the test.
-    config.command_timeout = Duration::from_secs(60);
-    let driver = RobotDriverGazebo::new(config, None).unwrap();
-    connect_and_initialize(&driver, &states);
+    let gazebo = Gazebo::listening_on("modes", &[POSITION, VELOCITY, FORCE]);
+    let log = &gazebo.log;
+    let driver = RobotDriverGazebo::new(gazebo.config(), None).unwrap();
+    connect_and_initialize(&driver, &gazebo.states);
 
     // Positions, the default forward mode (every call).
     driver.set_target_joint_positions(&[0.5]).unwrap();
     driver.forward_targets().unwrap();
     assert_eq!(
-        commands_until(&log, 1, 0, "the position target"),
-        [("/0/cmd_pos", 0.5)]
+        commands_until(log, 1, 0, "the position target"),
+        [(POSITION, 0.5)]
     );
     // To velocities: the velocity is sent; calls after it send it again (every call) but
     // never the position target, which is no longer in force.
@@ -117,16 +126,16 @@ fn switching_modes_sends_the_new_command_and_stops_the_old_one() {
         driver.forward_targets().unwrap();
     }
     assert_eq!(
-        commands_until(&log, 4, 1, "the velocity target"),
-        [("/cmd_vel", 0.25); 3],
+        commands_until(log, 4, 1, "the velocity target"),
+        [(VELOCITY, 0.25); 3],
         "a position re-sent while velocities are in force"
     );
     // To efforts: the velocity in force is set to zero, then the effort is sent.
     driver.set_target_joint_forces(&[0.75]).unwrap();
     driver.forward_targets().unwrap();
     assert_eq!(
-        commands_until(&log, 6, 4, "velocity zero and the effort target"),
-        [("/cmd_vel", 0.0), ("/cmd_force", 0.75)]
+        commands_until(log, 6, 4, "velocity zero and the effort target"),
+        [(VELOCITY, 0.0), (FORCE, 0.75)]
     );
     // Back to positions: the effort in force is set to zero and the new position sent; the
     // velocity, already zero, is left alone.
@@ -134,12 +143,8 @@ fn switching_modes_sends_the_new_command_and_stops_the_old_one() {
     driver.forward_targets().unwrap();
     driver.forward_targets().unwrap();
     assert_eq!(
-        commands_until(&log, 9, 6, "effort zero and the position target"),
-        [
-            ("/cmd_force", 0.0),
-            ("/0/cmd_pos", -0.5),
-            ("/0/cmd_pos", -0.5)
-        ]
+        commands_until(log, 9, 6, "effort zero and the position target"),
+        [(FORCE, 0.0), (POSITION, -0.5), (POSITION, -0.5)]
     );
     driver.disconnect();
 }
@@ -149,42 +154,28 @@ fn switching_modes_sends_the_new_command_and_stops_the_old_one() {
 /// and `/cmd_force` under them, and nothing to the positions prefix's.
 #[test]
 fn velocity_and_effort_targets_use_their_own_topic_prefixes() {
-    let partition = unique_partition("prefixes");
-    let gazebo = Node::with_options(NodeOptions {
-        partition: Some(partition.clone()),
-        ..Default::default()
-    })
-    .unwrap();
-    let log: Log = Arc::default();
-    let on = |topic: &'static str| {
-        let log = log.clone();
-        gazebo
-            .subscribe(topic, move |command: Double, _: &MessageInfo| {
-                log.lock().unwrap().push((topic, command.data))
-            })
-            .unwrap()
-    };
-    let _subscriptions = [
-        on("/modes/j/0/cmd_pos"),
-        on("/modes/j/cmd_vel"),
-        on("/modes/j/cmd_force"),
-        on("/velocity_controllers/j/cmd_vel"),
-        on("/effort_systems/j/cmd_force"),
-    ];
-    let states = gazebo.advertise::<Model>(STATES).unwrap();
-    let mut config = RobotDriverGazeboConfiguration::new(["j"], PREFIX, STATES);
-    config.partition = Some(partition);
+    let gazebo = Gazebo::listening_on(
+        "prefixes",
+        &[
+            POSITION,
+            VELOCITY,
+            FORCE,
+            "/velocity_controllers/j/cmd_vel",
+            "/effort_systems/j/cmd_force",
+        ],
+    );
+    let log = &gazebo.log;
+    let mut config = gazebo.config();
     config.joint_velocities_topic_prefix = Some("/velocity_controllers/".into());
     config.joint_forces_topic_prefix = Some("/effort_systems/".into());
-    config.command_timeout = Duration::from_secs(60);
     let driver = RobotDriverGazebo::new(config, None).unwrap();
-    connect_and_initialize(&driver, &states);
+    connect_and_initialize(&driver, &gazebo.states);
     driver.set_target_joint_velocities(&[0.25]).unwrap();
     driver.forward_targets().unwrap();
     driver.set_target_joint_forces(&[0.75]).unwrap();
     driver.forward_targets().unwrap();
     assert_eq!(
-        commands_until(&log, 3, 0, "the targets under their own prefixes"),
+        commands_until(log, 3, 0, "the targets under their own prefixes"),
         [
             ("/velocity_controllers/j/cmd_vel", 0.25),
             ("/velocity_controllers/j/cmd_vel", 0.0),

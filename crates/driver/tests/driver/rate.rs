@@ -6,14 +6,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gz_joint_sim::{SimOptions, World};
-use gz_transport::{Node, NodeOptions};
 use sas_robot_driver_gazebo::{
     Command, CompositePart, DriverError, JointSnapshot, LimitPolicy, PartOwnership, RobotDriver,
     RobotDriverComposite, RobotDriverGazebo, RobotDriverGazeboConfiguration, ShutdownToken,
 };
 
-use crate::support::unique_partition;
+use crate::support::{node_in, start_world, unique_partition};
 
 const ARM: [&str; 3] = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint"];
 const WRIST: [&str; 3] = ["wrist_1_joint", "wrist_2_joint", "wrist_3_joint"];
@@ -40,22 +38,8 @@ fn wait_for(composite: &RobotDriverComposite, what: &str, done: impl Fn(&JointSn
 #[test]
 fn a_composite_splits_velocity_targets_and_each_part_stops_at_its_timeout() {
     let partition = unique_partition("composite_velocity");
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../sdf/ur3e_velocity_world.sdf"
-    );
-    let _sim = World::load_with_resource_paths(path, &[])
-        .unwrap()
-        .start(SimOptions {
-            partition: Some(partition.clone()),
-            ..Default::default()
-        })
-        .unwrap();
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition),
-        ..Default::default()
-    })
-    .unwrap();
+    let _sim = start_world("ur3e_velocity_world.sdf", &partition);
+    let node = node_in(&partition);
     let part = |joints: [&str; 3], limits: Vec<f64>| {
         let mut config = RobotDriverGazeboConfiguration::new(joints, PREFIX, STATES);
         config.initialize_timeout = Some(Duration::from_secs(60));

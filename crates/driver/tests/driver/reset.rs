@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gz_transport::msgs::{Axis, Double, Header, Joint, Model};
-use gz_transport::{Node, NodeOptions, Publisher, Subscription};
+use gz_transport::msgs::{Double, Header, Model};
+use gz_transport::{Node, Publisher, Subscription};
 use parking_lot::Mutex;
 use sas_robot_driver_gazebo::{
     Command, ForwardMode, RobotDriverGazebo, RobotDriverGazeboConfiguration, SimTime, WorldReset,
 };
 
-use crate::support::unique_partition;
+use crate::support::{joint_j_model, node_in, unique_partition};
 
 const STATES: &str = "/reset/joint_state";
 const PREFIX: &str = "/reset/cmd/";
@@ -29,16 +29,7 @@ fn model(stamp: SimTime) -> Model {
             }),
             data: vec![],
         }),
-        joint: vec![Joint {
-            name: "j".into(),
-            axis1: Some(Axis {
-                limit_lower: -1e3,
-                limit_upper: 1e3,
-                ..Default::default()
-            }),
-            ..Default::default()
-        }],
-        ..Default::default()
+        ..joint_j_model(0.0, 1e3)
     }
 }
 
@@ -102,11 +93,7 @@ fn driven(test: &str, forward_mode: ForwardMode) -> (RobotDriverGazebo, Gazebo) 
     config.command_timeout = Duration::from_secs(600);
     let driver = RobotDriverGazebo::new(config, None).unwrap();
     driver.connect().unwrap();
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition),
-        ..Default::default()
-    })
-    .unwrap();
+    let node = node_in(&partition);
     let velocities = Arc::new(Mutex::new(Vec::new()));
     let received = velocities.clone();
     let forces = Arc::new(Mutex::new(Vec::new()));

@@ -2,22 +2,29 @@
 //! same gz-transport wire as Gazebo).
 
 use std::f64::consts::PI;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gz_transport::{MsgsPrefix, Node, NodeOptions};
+use gz_transport::MsgsPrefix;
 use sas_robot_driver_gazebo::{
     DriverError, DriverState, ErrorKind, ForwardMode, JointSnapshot, LimitPolicy,
     RobotDriverGazebo, RobotDriverGazeboConfiguration, ShutdownToken, TargetOutcome,
 };
 
 use crate::log_capture::capture_logs;
-use crate::support::{start_ur3e_world, unique_partition, PREFIX, STATES, UR3E_JOINTS};
+use crate::repeating::Repeating;
+use crate::support::{node_in, start_ur3e_world, unique_partition, PREFIX, STATES, UR3E_JOINTS};
 
 /// The shipped controllers' `<cmd_max>`: joints move at this speed towards their target.
 const CMD_MAX: f64 = 0.25;
+
+/// A partition of the test's own, and the shipped UR3e world running in it.
+fn ur3e_world(test: &str) -> (String, gz_joint_sim::SimHandle) {
+    let partition = unique_partition(test);
+    let sim = start_ur3e_world(&partition);
+    (partition, sim)
+}
 
 fn ur3e_config(partition: &str) -> RobotDriverGazeboConfiguration {
     let mut config = RobotDriverGazeboConfiguration::new(UR3E_JOINTS, PREFIX, STATES);
@@ -26,43 +33,32 @@ fn ur3e_config(partition: &str) -> RobotDriverGazeboConfiguration {
     config
 }
 
-fn initialized(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo> {
+fn connected(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo> {
     let driver = Arc::new(RobotDriverGazebo::new(config, None).unwrap());
     driver.connect().unwrap();
+    driver
+}
+
+/// A connected driver in a partition without a simulator, configured with no timeout: its
+/// `initialize()` waits until cancelled.
+fn connected_to_nothing(test: &str) -> Arc<RobotDriverGazebo> {
+    let mut config = ur3e_config(&unique_partition(test));
+    config.initialize_timeout = None;
+    connected(config)
+}
+
+fn initialized(config: RobotDriverGazeboConfiguration) -> Arc<RobotDriverGazebo> {
+    let driver = connected(config);
     driver.initialize().unwrap();
     driver
 }
 
 /// A control loop on its own thread: forwards the latest target every 10 ms until dropped.
-struct ControlLoop {
-    stop: Arc<AtomicBool>,
-    thread: Option<thread::JoinHandle<()>>,
-}
-
-impl ControlLoop {
-    fn start(driver: Arc<RobotDriverGazebo>) -> ControlLoop {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = thread::spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                driver.forward_targets().unwrap();
-                thread::sleep(Duration::from_millis(10));
-            }
-        });
-        ControlLoop {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for ControlLoop {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
+fn control_loop(driver: Arc<RobotDriverGazebo>) -> Repeating {
+    Repeating::start(move || {
+        driver.forward_targets().unwrap();
+        thread::sleep(Duration::from_millis(10));
+    })
 }
 
 /// Waits (bounded) until `done(snapshot)` holds for a fresh snapshot.
@@ -94,8 +90,7 @@ fn seconds(snapshot: &JointSnapshot) -> f64 {
 
 #[test]
 fn initialize_captures_the_worlds_limits_and_positions_match_the_simulator() {
-    let partition = unique_partition("initialize_limits");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("initialize_limits");
     let driver = initialized(ur3e_config(&partition));
     assert_eq!(driver.state(), DriverState::Initialized);
 
@@ -119,8 +114,7 @@ fn initialize_captures_the_worlds_limits_and_positions_match_the_simulator() {
 
 #[test]
 fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
-    let partition = unique_partition("target_moves");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("target_moves");
     let driver = initialized(ur3e_config(&partition));
     let start = driver.get_joint_positions().unwrap();
     // Large enough that the motion lasts over 3 s: a test thread descheduled for a while
@@ -131,7 +125,7 @@ fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
         driver.set_target_joint_positions(&target).unwrap(),
         TargetOutcome::Accepted
     );
-    let control_loop = ControlLoop::start(driver.clone());
+    let forwarding = control_loop(driver.clone());
 
     // Two snapshots half a simulated second apart, both mid-motion for every joint.
     let moving = |s: &JointSnapshot, from: f64, to: f64| {
@@ -174,7 +168,7 @@ fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
     for (j, joint) in UR3E_JOINTS.iter().enumerate() {
         assert_eq!(Some(positions[j]), sim.joint_position(joint), "{joint}");
     }
-    drop(control_loop);
+    drop(forwarding);
     driver.disconnect();
     sim.stop();
 }
@@ -184,12 +178,9 @@ fn a_target_moves_the_simulated_joints_at_the_controllers_0_25_rad_per_s() {
 /// node each round, as a restarted bridge or a Python user's script would be).
 #[test]
 fn a_target_forwarded_once_right_after_initialize_reaches_the_simulator() {
-    let partition = unique_partition("first_target");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("first_target");
     for round in 0..10 {
-        let driver = RobotDriverGazebo::new(ur3e_config(&partition), None).unwrap();
-        driver.connect().unwrap();
-        driver.initialize().unwrap();
+        let driver = initialized(ur3e_config(&partition));
         assert!(
             driver.unsubscribed_command_topics().is_empty(),
             "round {round}: {:?}",
@@ -217,8 +208,7 @@ fn a_target_forwarded_once_right_after_initialize_reaches_the_simulator() {
 
 #[test]
 fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
-    let partition = unique_partition("invalid_targets");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("invalid_targets");
     let mut config = ur3e_config(&partition);
     config.limit_policy = LimitPolicy::Refuse;
     let driver = initialized(config);
@@ -233,16 +223,13 @@ fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
     );
     assert_eq!(err.kind(), ErrorKind::InvalidTarget);
     let mut bad = target.clone();
-    bad[2] = f64::NAN;
-    assert!(matches!(
-        driver.set_target_joint_positions(&bad),
-        Err(DriverError::NonFiniteTarget { index: 2, .. })
-    ));
-    bad[2] = f64::INFINITY;
-    assert!(matches!(
-        driver.set_target_joint_positions(&bad),
-        Err(DriverError::NonFiniteTarget { index: 2, .. })
-    ));
+    for non_finite in [f64::NAN, f64::INFINITY] {
+        bad[2] = non_finite;
+        assert!(matches!(
+            driver.set_target_joint_positions(&bad),
+            Err(DriverError::NonFiniteTarget { index: 2, .. })
+        ));
+    }
     bad[2] = 4.0; // elbow_joint is limited to ±π
     let err = driver.set_target_joint_positions(&bad).unwrap_err();
     assert_eq!(
@@ -254,7 +241,7 @@ fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
     );
 
     // Every refusal left the first target in force: the joints go there.
-    let _control_loop = ControlLoop::start(driver.clone());
+    let forwarding = control_loop(driver.clone());
     wait_for_snapshot(
         &driver,
         Duration::from_secs(30),
@@ -267,19 +254,18 @@ fn invalid_targets_are_refused_and_the_previous_target_stays_in_force() {
         "the simulator saw a refused target: elbow_joint at {elbow}, target {}",
         target[2]
     );
+    drop(forwarding);
     driver.disconnect();
     sim.stop();
 }
 
 #[test]
 fn a_missing_joint_keeps_initialize_waiting_logs_its_name_and_times_out_naming_it() {
-    let partition = unique_partition("missing_joint");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("missing_joint");
     let mut config = ur3e_config(&partition);
     config.joint_names.push("gripper_joint".into());
     config.initialize_timeout = Some(Duration::from_secs(5));
-    let driver = RobotDriverGazebo::new(config, None).unwrap();
-    driver.connect().unwrap();
+    let driver = connected(config);
 
     let (result, logs) = capture_logs(|| driver.initialize());
     let err = result.unwrap_err();
@@ -313,12 +299,7 @@ fn a_missing_joint_keeps_initialize_waiting_logs_its_name_and_times_out_naming_i
 
 #[test]
 fn a_shutdown_token_cancels_a_waiting_initialize_at_once() {
-    // No simulator at all: nothing will ever arrive, and no timeout is configured.
-    let partition = unique_partition("cancel");
-    let mut config = ur3e_config(&partition);
-    config.initialize_timeout = None;
-    let driver = RobotDriverGazebo::new(config, None).unwrap();
-    driver.connect().unwrap();
+    let driver = connected_to_nothing("cancel");
     let token = ShutdownToken::new();
     let trigger = {
         let token = token.clone();
@@ -350,11 +331,7 @@ fn a_shutdown_token_cancels_a_waiting_initialize_at_once() {
 
 #[test]
 fn disconnect_during_initialize_ends_the_wait() {
-    let partition = unique_partition("disconnect_wakes");
-    let mut config = ur3e_config(&partition);
-    config.initialize_timeout = None;
-    let driver = Arc::new(RobotDriverGazebo::new(config, None).unwrap());
-    driver.connect().unwrap();
+    let driver = connected_to_nothing("disconnect_wakes");
     let waiter = {
         let driver = driver.clone();
         thread::spawn(move || driver.initialize())
@@ -373,8 +350,7 @@ fn callers_waiting_in_initialize_together_all_succeed() {
     // A robot's loop and a composite of the robot both wait for the same driver; whichever
     // initializes it, the other must see success, not "disconnected".
     let partition = unique_partition("concurrent_initialize");
-    let driver = Arc::new(RobotDriverGazebo::new(ur3e_config(&partition), None).unwrap());
-    driver.connect().unwrap();
+    let driver = connected(ur3e_config(&partition));
     let waiters: Vec<_> = (0..4)
         .map(|_| {
             let driver = driver.clone();
@@ -433,13 +409,8 @@ fn lifecycle_calls_out_of_order_are_refused_with_clear_errors_and_disconnect_is_
 
 #[test]
 fn two_drivers_share_one_node_and_a_mismatching_node_is_refused() {
-    let partition = unique_partition("shared_node");
-    let sim = start_ur3e_world(&partition);
-    let node = Node::with_options(NodeOptions {
-        partition: Some(partition.clone()),
-        ..Default::default()
-    })
-    .unwrap();
+    let (partition, sim) = ur3e_world("shared_node");
+    let node = node_in(&partition);
     let arm = RobotDriverGazeboConfiguration {
         joint_names: UR3E_JOINTS[..3].iter().map(|j| j.to_string()).collect(),
         ..ur3e_config(&partition)
@@ -488,8 +459,7 @@ fn the_driver_can_be_shared_between_threads() {
 
 #[test]
 fn forward_modes_clamp_warnings_and_deinitialize_decide_what_is_published() {
-    let partition = unique_partition("forward_modes");
-    let sim = start_ur3e_world(&partition);
+    let (partition, sim) = ur3e_world("forward_modes");
 
     // EveryPeriod (default): every call publishes once a target exists.
     let every = initialized(ur3e_config(&partition));

@@ -96,14 +96,48 @@ pub use gz_joint_sim::ur3e_world::{
     COMMAND_PREFIX as PREFIX, JOINTS as UR3E_JOINTS, JOINT_STATES as STATES,
 };
 
-/// gz-joint-sim running the shipped UR3e world in `partition`.
-pub fn start_ur3e_world(partition: &str) -> gz_joint_sim::SimHandle {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sdf/ur3e_world.sdf");
-    gz_joint_sim::World::load_with_resource_paths(path, &[])
+/// gz-joint-sim running the shipped world `sdf/<file>` in `partition`.
+pub fn start_world(file: &str, partition: &str) -> gz_joint_sim::SimHandle {
+    let path = format!("{}/../../sdf/{file}", env!("CARGO_MANIFEST_DIR"));
+    gz_joint_sim::World::load_with_resource_paths(&path, &[])
         .unwrap()
         .start(gz_joint_sim::SimOptions {
             partition: Some(partition.to_string()),
             ..Default::default()
         })
         .unwrap()
+}
+
+/// gz-joint-sim running the shipped UR3e world in `partition`.
+pub fn start_ur3e_world(partition: &str) -> gz_joint_sim::SimHandle {
+    start_world("ur3e_world.sdf", partition)
+}
+
+/// A gz-transport node of the test's own in `partition` (a driver's shared node, or the
+/// test playing Gazebo).
+pub fn node_in(partition: &str) -> gz_transport::Node {
+    gz_transport::Node::with_options(gz_transport::NodeOptions {
+        partition: Some(partition.to_string()),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// What Gazebo's JointStatePublisher sends for a model of one joint `j` at `position`,
+/// limits ±`limit`.
+pub fn joint_j_model(position: f64, limit: f64) -> gz_transport::msgs::Model {
+    use gz_transport::msgs::{Axis, Joint, Model};
+    Model {
+        joint: vec![Joint {
+            name: "j".into(),
+            axis1: Some(Axis {
+                position,
+                limit_lower: -limit,
+                limit_upper: limit,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
 }
