@@ -460,6 +460,8 @@ impl RobotDriver for RobotDriverComposite {
         self.on_every_part(|driver| driver.forward_targets())
     }
 
+    /// A part's new state is a new composite state: the listener runs on each part's
+    /// receive thread. `None` if a part cannot notify.
     fn add_state_listener(&self, listener: StateListener) -> Option<StateListenerGuard> {
         let guards = self
             .parts
