@@ -13,6 +13,14 @@ fn double(data: f64) -> Double {
     Double { header: None, data }
 }
 
+/// A partition of its own for `test` and `N` nodes in it (gz.msgs. type names), made in order,
+/// each its own discovery participant: how most tests here begin.
+fn nodes<const N: usize>(test: &str) -> (String, [Node; N]) {
+    let p = partition(test);
+    let nodes = std::array::from_fn(|_| node(&p, MsgsPrefix::Gz));
+    (p, nodes)
+}
+
 /// A `Delivery::Latest` subscription of `node` to the `Double`s on `topic`, collecting them,
 /// whose first message holds the receive thread until a `()` is sent on the returned sender:
 /// what is published meanwhile is written to its socket (published without a queue: on
@@ -55,8 +63,7 @@ fn first_message_taken(partition: &str, latest: &Inbox<f64>) -> (Node, Publisher
 #[test]
 fn the_one_message_sent_once_subscribers_are_there_arrives() {
     for round in 0..20 {
-        let p = partition("oneshot");
-        let sub_node = node(&p, MsgsPrefix::Gz);
+        let (p, [sub_node]) = nodes("oneshot");
         let (_sub, got) = doubles_on(&sub_node, "/cmd");
         let pub_node = node(&p, MsgsPrefix::Gz);
         let publisher = pub_node.advertise::<Double>("/cmd").unwrap();
@@ -72,9 +79,7 @@ fn the_one_message_sent_once_subscribers_are_there_arrives() {
 
 #[test]
 fn typed_pubsub_between_two_nodes() {
-    let p = partition("typed");
-    let pub_node = node(&p, MsgsPrefix::Gz);
-    let sub_node = node(&p, MsgsPrefix::Gz);
+    let (p, [pub_node, sub_node]) = nodes("typed");
     let (_sub, got) = doubles_on(&sub_node, "/cmd");
     let publisher = pub_node.advertise::<Double>("/cmd").unwrap();
     assert!(
@@ -103,8 +108,7 @@ fn typed_pubsub_between_two_nodes() {
 /// stands, no topic's count moved.
 #[test]
 fn subscriptions_count_per_topic_and_in_the_nodes_total() {
-    let p = partition("reached");
-    let pub_node = node(&p, MsgsPrefix::Gz);
+    let (p, [pub_node]) = nodes("reached");
     let a = pub_node.advertise::<Double>("/a").unwrap();
     let b = pub_node.advertise::<Double>("/b").unwrap();
     assert_eq!((a.subscriptions(), b.subscriptions()), (0, 0));
@@ -127,8 +131,7 @@ fn subscriptions_count_per_topic_and_in_the_nodes_total() {
 
 #[test]
 fn a_subscription_waits_quietly_for_a_publisher() {
-    let p = partition("late");
-    let sub_node = node(&p, MsgsPrefix::Gz);
+    let (p, [sub_node]) = nodes("late");
     let (_sub, got) = doubles_on(&sub_node, "/late");
     assert!(!sub_node.wait_for_publishers("/late", Duration::from_millis(300)));
     let pub_node = node(&p, MsgsPrefix::Gz);
@@ -142,9 +145,7 @@ fn a_subscription_waits_quietly_for_a_publisher() {
 
 #[test]
 fn wrong_type_and_bad_payload_are_dropped_counted_and_survived() {
-    let p = partition("badtype");
-    let pub_node = node(&p, MsgsPrefix::Gz);
-    let sub_node = node(&p, MsgsPrefix::Gz);
+    let (_, [pub_node, sub_node]) = nodes("badtype");
     let typed = Arc::new(AtomicUsize::new(0));
     let t = typed.clone();
     let _typed = sub_node.subscribe("/x", move |_: Double, _: &MessageInfo| {
@@ -181,8 +182,7 @@ fn wrong_type_and_bad_payload_are_dropped_counted_and_survived() {
 
 #[test]
 fn callbacks_run_on_the_receive_thread_and_may_publish() {
-    let p = partition("relay");
-    let n = node(&p, MsgsPrefix::Gz);
+    let (_, [n]) = nodes("relay");
     let echo = Arc::new(n.advertise::<Double>("/echo").unwrap());
     let threads = Arc::new(Mutex::new(Vec::new()));
     let th = threads.clone();
@@ -211,9 +211,7 @@ fn callbacks_run_on_the_receive_thread_and_may_publish() {
 
 #[test]
 fn unsubscribing_ends_the_connection_at_the_publisher() {
-    let p = partition("endconn");
-    let pub_node = node(&p, MsgsPrefix::Gz);
-    let sub_node = node(&p, MsgsPrefix::Gz);
+    let (_, [pub_node, sub_node]) = nodes("endconn");
     let publisher = pub_node.advertise::<Double>("/x").unwrap();
     let sub = sub_node
         .subscribe("/x", |_: Double, _: &MessageInfo| {})
@@ -237,9 +235,7 @@ fn unsubscribing_ends_the_connection_at_the_publisher() {
 
 #[test]
 fn dropping_publisher_and_node_is_seen_at_once_not_by_expiry() {
-    let p = partition("bye");
-    let watcher = node(&p, MsgsPrefix::Gz);
-    let leaving = node(&p, MsgsPrefix::Gz);
+    let (_, [watcher, leaving]) = nodes("bye");
     let a = leaving.advertise::<Double>("/a").unwrap();
     let b = leaving.advertise::<Double>("/b").unwrap();
     assert!(eventually(PATIENCE, || watcher.topic_list() == ["/a", "/b"]));
@@ -257,10 +253,8 @@ fn dropping_publisher_and_node_is_seen_at_once_not_by_expiry() {
 
 #[test]
 fn partitions_are_kept_apart_in_process() {
-    let (p1, p2) = (partition("partA"), partition("partB"));
-    let pub1 = node(&p1, MsgsPrefix::Gz);
-    let sub1 = node(&p1, MsgsPrefix::Gz);
-    let sub2 = node(&p2, MsgsPrefix::Gz);
+    let (_, [pub1, sub1]) = nodes("partA");
+    let (_, [sub2]) = nodes("partB");
     let (_s1, n1) = counted(&sub1, "/x");
     let (_s2, n2) = counted(&sub2, "/x");
     let publisher = pub1.advertise::<Double>("/x").unwrap();
@@ -279,7 +273,7 @@ fn partitions_are_kept_apart_in_process() {
 
 #[test]
 fn bad_names_and_double_advertise_are_errors() {
-    let n = node(&partition("names"), MsgsPrefix::Gz);
+    let (_, [n]) = nodes("names");
     assert!(matches!(
         n.advertise::<Double>("/a b"),
         Err(Error::InvalidTopic { .. })
@@ -340,8 +334,7 @@ fn handles_can_be_shared_between_threads() {
 fn the_last_message_before_a_publisher_leaves_is_delivered() {
     // The publisher says UNADVERTISE and BYE right after its last message; the subscriber
     // must not drop the connection before reading what is already on its way.
-    let p = partition("last");
-    let sub_node = node(&p, MsgsPrefix::Gz);
+    let (p, [sub_node]) = nodes("last");
     let (_s, got) = doubles_on(&sub_node, "/last");
     for round in 0..5 {
         let pub_node = node(&p, MsgsPrefix::Gz);
@@ -371,8 +364,7 @@ fn the_last_message_before_a_publisher_leaves_is_delivered() {
 /// are counted.
 #[test]
 fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
-    let p = partition("latest");
-    let sub_node = node(&p, MsgsPrefix::Gz);
+    let (p, [sub_node]) = nodes("latest");
     let (_latest, latest, sent) = latest_held_back(&sub_node, "/state");
     let (_every, every) = doubles_on(&sub_node, "/state");
     let (pub_node, publisher) = first_message_taken(&p, &latest);
@@ -415,8 +407,7 @@ fn a_latest_subscription_held_back_catches_up_with_the_newest_message() {
 /// bad one is counted.
 #[test]
 fn a_latest_subscription_gets_the_newest_decodable_message_not_an_undecodable_newer_one() {
-    let p = partition("latest_bad");
-    let sub_node = node(&p, MsgsPrefix::Gz);
+    let (p, [sub_node]) = nodes("latest_bad");
     let (_latest, latest, sent) = latest_held_back(&sub_node, "/state");
     let (pub_node, publisher) = first_message_taken(&p, &latest);
     for value in 1..=8 {
