@@ -110,14 +110,12 @@ def rmw_element(t: d.AbstractNestableType, scope: Scope) -> str:
     element_kind(t)
     if isinstance(t, d.BasicType):
         return PRIMITIVES[t.typename]
-    if isinstance(t, d.UnboundedString):
-        return f'{RT}::String'
-    if isinstance(t, d.UnboundedWString):
-        return f'{RT}::WString'
-    if isinstance(t, d.BoundedString):
-        return f'{RT}::BoundedString<{t.maximum_size}>'
-    if isinstance(t, d.BoundedWString):
-        return f'{RT}::BoundedWString<{t.maximum_size}>'
+    if isinstance(t, d.AbstractGenericString):
+        # String, WString, BoundedString<N> or BoundedWString<N>.
+        name = 'WString' if isinstance(t, d.AbstractWString) else 'String'
+        if t.has_maximum_size():
+            return f'{RT}::Bounded{name}<{t.maximum_size}>'
+        return f'{RT}::{name}'
     return scope.path(t, rmw=True)
 
 
@@ -165,14 +163,10 @@ def referenced_packages(t: d.AbstractType) -> set[str]:
 # out of; `borrowed` converts from a place reached through a shared reference
 # (`is_ref` says the expression itself is a reference, as closure arguments are).
 
-def _string_ctor(t: d.AbstractNestableType) -> str:
-    return f'{RT}::WString' if isinstance(t, d.UnboundedWString) else f'{RT}::String'
-
-
 def _to_rmw_element_owned(x: str, t, scope: Scope) -> str:
     kind = element_kind(t)
     if kind == 'string':
-        return f'{_string_ctor(t)}::from({x}.as_str())'
+        return f'{rmw_element(t, scope)}::from({x}.as_str())'
     if kind == 'nested':
         return (f'<{scope.path(t, rmw=False)} as {RT}::Message>::into_rmw_message('
                 f'::std::borrow::Cow::Owned({x})).into_owned()')
@@ -184,7 +178,7 @@ def _to_rmw_element_borrowed(x: str, t, scope: Scope, is_ref: bool) -> str:
     if kind == 'copy':
         return f'*{x}' if is_ref else x
     if kind == 'string':
-        return f'{_string_ctor(t)}::from({x}.as_str())'
+        return f'{rmw_element(t, scope)}::from({x}.as_str())'
     if kind == 'same':
         return f'{x}.clone()'
     ref = x if is_ref else f'&{x}'
