@@ -1,5 +1,6 @@
-//! `RobotDriverGazeboConfiguration`: the original's three fields plus our options, held as
-//! the core's configuration so there is one set of rules (checked when a driver is built).
+//! `RobotDriverGazeboConfiguration`: the original's three fields plus our options, the core
+//! configuration's fields, so there is one set of rules (the core's, checked when a driver is
+//! built from `to_core()`).
 
 use std::time::Duration;
 
@@ -20,9 +21,86 @@ use crate::errors::{Error, Result};
     name = "RobotDriverGazeboConfiguration",
     eq
 )]
+// The core's fields, one by one: those Python sets as they are are plain properties; the
+// others (a name to parse, a number of seconds to check) have a getter and a setter below.
+// `to_core` and `From<Core>` name every field, so a field the core gains does not compile
+// until it is given to Python here.
 #[derive(Clone, PartialEq)]
 pub(crate) struct Configuration {
-    pub(crate) inner: Core,
+    /// Joints, in the order of every array the driver takes or returns.
+    #[pyo3(get, set)]
+    joint_names: Vec<String>,
+    /// Command topic prefix: joint `j` is commanded on `prefix + j + "/0/cmd_pos"`.
+    #[pyo3(get, set)]
+    joint_positions_topic_prefix: String,
+    /// The JointStatePublisher's `Model` topic, used verbatim.
+    #[pyo3(get, set)]
+    joint_states_topic: String,
+    msgs_prefix: MsgsPrefix,
+    /// gz-transport partition; None takes GZ_PARTITION / IGN_PARTITION.
+    #[pyo3(get, set)]
+    partition: Option<String>,
+    limit_policy: LimitPolicy,
+    initialize_timeout: Option<Duration>,
+    forward_mode: ForwardMode,
+    /// Velocity topics' prefix: joint `j` takes velocity targets on `<prefix><j>/cmd_vel`;
+    /// None: `joint_positions_topic_prefix`.
+    #[pyo3(get, set)]
+    joint_velocities_topic_prefix: Option<String>,
+    /// Effort topics' prefix: joint `j` takes effort targets on `<prefix><j>/cmd_force`;
+    /// None: `joint_positions_topic_prefix`.
+    #[pyo3(get, set)]
+    joint_forces_topic_prefix: Option<String>,
+    /// Per joint, the largest velocity a target may ask for (±; the SDF's
+    /// `<limit><velocity>`); empty: not checked (Gazebo does not send them).
+    #[pyo3(get, set)]
+    velocity_limits: Vec<f64>,
+    /// Per joint, the largest effort a target may ask for (±; the SDF's `<limit><effort>`);
+    /// empty: not checked.
+    #[pyo3(get, set)]
+    effort_limits: Vec<f64>,
+    command_timeout: Duration,
+}
+
+impl From<Core> for Configuration {
+    fn from(core: Core) -> Self {
+        Configuration {
+            joint_names: core.joint_names,
+            joint_positions_topic_prefix: core.joint_positions_topic_prefix,
+            joint_states_topic: core.joint_states_topic,
+            msgs_prefix: core.msgs_prefix,
+            partition: core.partition,
+            limit_policy: core.limit_policy,
+            initialize_timeout: core.initialize_timeout,
+            forward_mode: core.forward_mode,
+            joint_velocities_topic_prefix: core.joint_velocities_topic_prefix,
+            joint_forces_topic_prefix: core.joint_forces_topic_prefix,
+            velocity_limits: core.velocity_limits,
+            effort_limits: core.effort_limits,
+            command_timeout: core.command_timeout,
+        }
+    }
+}
+
+impl Configuration {
+    /// The core's configuration, which a driver is built from (and checks).
+    pub(crate) fn to_core(&self) -> Core {
+        Core {
+            joint_names: self.joint_names.clone(),
+            joint_positions_topic_prefix: self.joint_positions_topic_prefix.clone(),
+            joint_states_topic: self.joint_states_topic.clone(),
+            msgs_prefix: self.msgs_prefix,
+            partition: self.partition.clone(),
+            limit_policy: self.limit_policy,
+            initialize_timeout: self.initialize_timeout,
+            forward_mode: self.forward_mode,
+            joint_velocities_topic_prefix: self.joint_velocities_topic_prefix.clone(),
+            joint_forces_topic_prefix: self.joint_forces_topic_prefix.clone(),
+            velocity_limits: self.velocity_limits.clone(),
+            effort_limits: self.effort_limits.clone(),
+            command_timeout: self.command_timeout,
+        }
+    }
 }
 
 const CLAMP: &str = "clamp";
@@ -91,67 +169,35 @@ impl Configuration {
         command_timeout_sec: f64,
     ) -> Result<Self> {
         let mut configuration = Configuration {
-            inner: Core::new(
+            partition,
+            joint_velocities_topic_prefix,
+            joint_forces_topic_prefix,
+            velocity_limits,
+            effort_limits,
+            ..Core::new(
                 joint_names,
                 joint_positions_topic_prefix,
                 joint_states_topic,
-            ),
+            )
+            .into()
         };
         configuration.set_msgs_prefix(msgs_prefix)?;
-        configuration.set_partition(partition);
         configuration.set_limit_policy(limit_policy)?;
         configuration.set_initialize_timeout_sec(initialize_timeout_sec)?;
         configuration.set_forward_keepalive_sec(forward_keepalive_sec)?;
-        configuration.inner.joint_velocities_topic_prefix = joint_velocities_topic_prefix;
-        configuration.inner.joint_forces_topic_prefix = joint_forces_topic_prefix;
-        configuration.inner.velocity_limits = velocity_limits;
-        configuration.inner.effort_limits = effort_limits;
         configuration.set_command_timeout_sec(command_timeout_sec)?;
         Ok(configuration)
-    }
-
-    /// Joints, in the order of every array the driver takes or returns.
-    #[getter]
-    fn joint_names(&self) -> Vec<String> {
-        self.inner.joint_names.clone()
-    }
-
-    #[setter]
-    fn set_joint_names(&mut self, joint_names: Vec<String>) {
-        self.inner.joint_names = joint_names;
-    }
-
-    /// Command topic prefix: joint `j` is commanded on `prefix + j + "/0/cmd_pos"`.
-    #[getter]
-    fn joint_positions_topic_prefix(&self) -> String {
-        self.inner.joint_positions_topic_prefix.clone()
-    }
-
-    #[setter]
-    fn set_joint_positions_topic_prefix(&mut self, prefix: String) {
-        self.inner.joint_positions_topic_prefix = prefix;
-    }
-
-    /// The JointStatePublisher's `Model` topic, used verbatim.
-    #[getter]
-    fn joint_states_topic(&self) -> String {
-        self.inner.joint_states_topic.clone()
-    }
-
-    #[setter]
-    fn set_joint_states_topic(&mut self, topic: String) {
-        self.inner.joint_states_topic = topic;
     }
 
     /// Message type prefix of the Gazebo talked to: "gz.msgs." or "ignition.msgs.".
     #[getter]
     fn msgs_prefix(&self) -> &'static str {
-        self.inner.msgs_prefix.as_str()
+        self.msgs_prefix.as_str()
     }
 
     #[setter]
     fn set_msgs_prefix(&mut self, prefix: &str) -> Result<()> {
-        self.inner.msgs_prefix = prefix.parse().map_err(|_| {
+        self.msgs_prefix = prefix.parse().map_err(|_| {
             Error::invalid_argument(format!(
                 "RobotDriverGazeboConfiguration: msgs_prefix must be {:?} or {:?}, got {prefix:?}.",
                 MsgsPrefix::Gz.as_str(),
@@ -161,22 +207,11 @@ impl Configuration {
         Ok(())
     }
 
-    /// gz-transport partition; None takes GZ_PARTITION / IGN_PARTITION.
-    #[getter]
-    fn partition(&self) -> Option<String> {
-        self.inner.partition.clone()
-    }
-
-    #[setter]
-    fn set_partition(&mut self, partition: Option<String>) {
-        self.inner.partition = partition;
-    }
-
     /// "clamp" (store out-of-limit targets clamped, with a warning) or "refuse" (raise
     /// ValueError, the previous target stays in force).
     #[getter]
     fn limit_policy(&self) -> &'static str {
-        match self.inner.limit_policy {
+        match self.limit_policy {
             LimitPolicy::Clamp => CLAMP,
             LimitPolicy::Refuse => REFUSE,
         }
@@ -184,7 +219,7 @@ impl Configuration {
 
     #[setter]
     fn set_limit_policy(&mut self, policy: &str) -> Result<()> {
-        self.inner.limit_policy = match policy {
+        self.limit_policy = match policy {
             CLAMP => LimitPolicy::Clamp,
             REFUSE => LimitPolicy::Refuse,
             _ => {
@@ -201,12 +236,12 @@ impl Configuration {
     /// until cancelled, as the original did.
     #[getter]
     fn initialize_timeout_sec(&self) -> Option<f64> {
-        self.inner.initialize_timeout.map(|t| t.as_secs_f64())
+        self.initialize_timeout.map(|t| t.as_secs_f64())
     }
 
     #[setter]
     fn set_initialize_timeout_sec(&mut self, seconds: Option<f64>) -> Result<()> {
-        self.inner.initialize_timeout = positive_seconds("initialize_timeout_sec", seconds)?;
+        self.initialize_timeout = positive_seconds("initialize_timeout_sec", seconds)?;
         Ok(())
     }
 
@@ -215,7 +250,7 @@ impl Configuration {
     /// seconds.
     #[getter]
     fn forward_keepalive_sec(&self) -> Option<f64> {
-        match self.inner.forward_mode {
+        match self.forward_mode {
             ForwardMode::EveryPeriod => None,
             ForwardMode::OnChangeWithKeepalive(keepalive) => Some(keepalive.as_secs_f64()),
             // Never re-sent (not settable from Python, but a Rust caller may have set it).
@@ -225,69 +260,21 @@ impl Configuration {
 
     #[setter]
     fn set_forward_keepalive_sec(&mut self, seconds: Option<f64>) -> Result<()> {
-        self.inner.forward_mode = positive_seconds("forward_keepalive_sec", seconds)?
+        self.forward_mode = positive_seconds("forward_keepalive_sec", seconds)?
             .map_or(ForwardMode::EveryPeriod, ForwardMode::OnChangeWithKeepalive);
         Ok(())
-    }
-
-    /// Velocity topics' prefix: joint `j` takes velocity targets on `<prefix><j>/cmd_vel`;
-    /// None: `joint_positions_topic_prefix`.
-    #[getter]
-    fn joint_velocities_topic_prefix(&self) -> Option<String> {
-        self.inner.joint_velocities_topic_prefix.clone()
-    }
-
-    #[setter]
-    fn set_joint_velocities_topic_prefix(&mut self, prefix: Option<String>) {
-        self.inner.joint_velocities_topic_prefix = prefix;
-    }
-
-    /// Effort topics' prefix: joint `j` takes effort targets on `<prefix><j>/cmd_force`;
-    /// None: `joint_positions_topic_prefix`.
-    #[getter]
-    fn joint_forces_topic_prefix(&self) -> Option<String> {
-        self.inner.joint_forces_topic_prefix.clone()
-    }
-
-    #[setter]
-    fn set_joint_forces_topic_prefix(&mut self, prefix: Option<String>) {
-        self.inner.joint_forces_topic_prefix = prefix;
-    }
-
-    /// Per joint, the largest velocity a target may ask for (±; the SDF's
-    /// `<limit><velocity>`); empty: not checked (Gazebo does not send them).
-    #[getter]
-    fn velocity_limits(&self) -> Vec<f64> {
-        self.inner.velocity_limits.clone()
-    }
-
-    #[setter]
-    fn set_velocity_limits(&mut self, limits: Vec<f64>) {
-        self.inner.velocity_limits = limits;
-    }
-
-    /// Per joint, the largest effort a target may ask for (±; the SDF's `<limit><effort>`);
-    /// empty: not checked.
-    #[getter]
-    fn effort_limits(&self) -> Vec<f64> {
-        self.inner.effort_limits.clone()
-    }
-
-    #[setter]
-    fn set_effort_limits(&mut self, limits: Vec<f64>) {
-        self.inner.effort_limits = limits;
     }
 
     /// Seconds a velocity or effort target stays in force without a new one; then zero is
     /// sent (default 0.1).
     #[getter]
     fn command_timeout_sec(&self) -> f64 {
-        self.inner.command_timeout.as_secs_f64()
+        self.command_timeout.as_secs_f64()
     }
 
     #[setter]
     fn set_command_timeout_sec(&mut self, seconds: f64) -> Result<()> {
-        self.inner.command_timeout =
+        self.command_timeout =
             positive_seconds("command_timeout_sec", Some(seconds))?.expect("a value was given");
         Ok(())
     }
@@ -300,11 +287,11 @@ impl Configuration {
             "RobotDriverGazeboConfiguration(joint_names={:?}, joint_positions_topic_prefix={:?}, \
              joint_states_topic={:?}, msgs_prefix={:?}, partition={}, limit_policy={:?}, \
              initialize_timeout_sec={}, forward_keepalive_sec={})",
-            self.inner.joint_names,
-            self.inner.joint_positions_topic_prefix,
-            self.inner.joint_states_topic,
+            self.joint_names,
+            self.joint_positions_topic_prefix,
+            self.joint_states_topic,
             self.msgs_prefix(),
-            text(&self.inner.partition),
+            text(&self.partition),
             self.limit_policy(),
             seconds(self.initialize_timeout_sec()),
             seconds(self.forward_keepalive_sec()),

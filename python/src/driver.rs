@@ -110,8 +110,7 @@ impl RobotDriverGazebo {
                 )
             })?
             .borrow()
-            .inner
-            .clone();
+            .to_core();
         let shutdown = match signaler {
             Some(signaler) => signaler
                 .cast::<ShutdownSignaler>()
@@ -132,9 +131,7 @@ impl RobotDriverGazebo {
     /// A copy of the configuration the driver was built with.
     #[getter]
     fn configuration(&self) -> Configuration {
-        Configuration {
-            inner: self.core.configuration().clone(),
-        }
+        self.core.configuration().clone().into()
     }
 
     /// Advertises the joint command topics and subscribes to the joint states. Needs no

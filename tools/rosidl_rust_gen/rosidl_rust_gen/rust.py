@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 from rosidl_parser import definition as d
 
@@ -109,14 +110,12 @@ def rmw_element(t: d.AbstractNestableType, scope: Scope) -> str:
     element_kind(t)
     if isinstance(t, d.BasicType):
         return PRIMITIVES[t.typename]
-    if isinstance(t, d.UnboundedString):
-        return f'{RT}::String'
-    if isinstance(t, d.UnboundedWString):
-        return f'{RT}::WString'
-    if isinstance(t, d.BoundedString):
-        return f'{RT}::BoundedString<{t.maximum_size}>'
-    if isinstance(t, d.BoundedWString):
-        return f'{RT}::BoundedWString<{t.maximum_size}>'
+    if isinstance(t, d.AbstractGenericString):
+        # String, WString, BoundedString<N> or BoundedWString<N>.
+        name = 'WString' if isinstance(t, d.AbstractWString) else 'String'
+        if t.has_maximum_size():
+            return f'{RT}::Bounded{name}<{t.maximum_size}>'
+        return f'{RT}::{name}'
     return scope.path(t, rmw=True)
 
 
@@ -164,14 +163,10 @@ def referenced_packages(t: d.AbstractType) -> set[str]:
 # out of; `borrowed` converts from a place reached through a shared reference
 # (`is_ref` says the expression itself is a reference, as closure arguments are).
 
-def _string_ctor(t: d.AbstractNestableType) -> str:
-    return f'{RT}::WString' if isinstance(t, d.UnboundedWString) else f'{RT}::String'
-
-
 def _to_rmw_element_owned(x: str, t, scope: Scope) -> str:
     kind = element_kind(t)
     if kind == 'string':
-        return f'{_string_ctor(t)}::from({x}.as_str())'
+        return f'{rmw_element(t, scope)}::from({x}.as_str())'
     if kind == 'nested':
         return (f'<{scope.path(t, rmw=False)} as {RT}::Message>::into_rmw_message('
                 f'::std::borrow::Cow::Owned({x})).into_owned()')
@@ -183,7 +178,7 @@ def _to_rmw_element_borrowed(x: str, t, scope: Scope, is_ref: bool) -> str:
     if kind == 'copy':
         return f'*{x}' if is_ref else x
     if kind == 'string':
-        return f'{_string_ctor(t)}::from({x}.as_str())'
+        return f'{rmw_element(t, scope)}::from({x}.as_str())'
     if kind == 'same':
         return f'{x}.clone()'
     ref = x if is_ref else f'&{x}'
@@ -198,23 +193,6 @@ def _from_rmw_element(x: str, t, scope: Scope) -> str:
     if kind == 'nested':
         return f'<{scope.path(t, rmw=False)} as {RT}::Message>::from_rmw_message({x})'
     return x
-
-
-def to_rmw_owned(x: str, t: d.AbstractType, scope: Scope) -> str:
-    if isinstance(t, d.BoundedSequence):
-        return x
-    if isinstance(t, d.Array):
-        if element_kind(t.value_type) in ('copy', 'same'):
-            return x
-        return f'{x}.map(|e| {_to_rmw_element_owned("e", t.value_type, scope)})'
-    if isinstance(t, d.UnboundedSequence):
-        kind = element_kind(t.value_type)
-        if kind == 'copy':
-            return f'{RT}::Sequence::from({x}.as_slice())'
-        if kind == 'same':
-            return f'{RT}::Sequence::from({x})'
-        return f'{x}.into_iter().map(|e| {_to_rmw_element_owned("e", t.value_type, scope)}).collect()'
-    return _to_rmw_element_owned(x, t, scope)
 
 
 def to_rmw_borrowed(x: str, t: d.AbstractType, scope: Scope) -> str:
@@ -237,6 +215,11 @@ def to_rmw_borrowed(x: str, t: d.AbstractType, scope: Scope) -> str:
     return _to_rmw_element_borrowed(x, t, scope, is_ref=False)
 
 
+def _to_rmw_fn(t, scope: Scope) -> str:
+    """The owned element conversion as a closure to map over a collection."""
+    return f'|e| {_to_rmw_element_owned("e", t, scope)}'
+
+
 def _from_rmw_fn(t, scope: Scope) -> str:
     """The element conversion as a function (or closure) to map over a collection."""
     if element_kind(t) == 'nested':
@@ -244,21 +227,44 @@ def _from_rmw_fn(t, scope: Scope) -> str:
     return f'|e| {_from_rmw_element("e", t, scope)}'
 
 
-def from_rmw(x: str, t: d.AbstractType, scope: Scope) -> str:
-    if isinstance(t, d.BoundedSequence):
-        return x
-    if isinstance(t, d.Array):
-        if element_kind(t.value_type) in ('copy', 'same'):
+@dataclasses.dataclass(frozen=True)
+class _OwnedConversion:
+    """One direction of moving a value across: `element(x, t, scope)` converts one element,
+    `mapper(t, scope)` is that conversion as a function to map; `sequence` has, by element
+    kind, the whole conversion of an unbounded sequence of plain elements ('{}' stands for
+    the sequence)."""
+    element: Callable[[str, d.AbstractType, Scope], str]
+    mapper: Callable[[d.AbstractType, Scope], str]
+    sequence: dict[str, str]
+
+    def __call__(self, x: str, t: d.AbstractType, scope: Scope) -> str:
+        # A bounded sequence, and an array of plain elements, are one type on both sides.
+        if isinstance(t, d.BoundedSequence):
             return x
-        return f'{x}.map({_from_rmw_fn(t.value_type, scope)})'
-    if isinstance(t, d.UnboundedSequence):
-        kind = element_kind(t.value_type)
-        if kind == 'copy':
-            return f'::std::vec::Vec::from({x})'
-        if kind == 'same':
-            return f'{x}.into_iter().collect()'
-        return f'{x}.into_iter().map({_from_rmw_fn(t.value_type, scope)}).collect()'
-    return _from_rmw_element(x, t, scope)
+        if isinstance(t, d.Array):
+            if element_kind(t.value_type) in ('copy', 'same'):
+                return x
+            return f'{x}.map({self.mapper(t.value_type, scope)})'
+        if isinstance(t, d.UnboundedSequence):
+            whole = self.sequence.get(element_kind(t.value_type))
+            if whole is not None:
+                return whole.format(x)
+            return f'{x}.into_iter().map({self.mapper(t.value_type, scope)}).collect()'
+        return self.element(x, t, scope)
+
+
+to_rmw_owned = _OwnedConversion(
+    element=_to_rmw_element_owned,
+    mapper=_to_rmw_fn,
+    sequence={'copy': f'{RT}::Sequence::from({{}}.as_slice())',
+              'same': f'{RT}::Sequence::from({{}})'},
+)
+
+from_rmw = _OwnedConversion(
+    element=_from_rmw_element,
+    mapper=_from_rmw_fn,
+    sequence={'copy': '::std::vec::Vec::from({})', 'same': '{}.into_iter().collect()'},
+)
 
 
 # --- constants ---------------------------------------------------------------
