@@ -521,6 +521,21 @@ impl SdfFile<'_, '_> {
         }
     }
 
+    /// The whitespace-separated numbers of an element such as `<pose>` or `<xyz>`.
+    fn f64_list_of(&self, node: Node) -> Result<Vec<f64>, LoadError> {
+        text_of(node)
+            .split_whitespace()
+            .map(|t| {
+                t.parse::<f64>().map_err(|_| {
+                    self.invalid(
+                        node,
+                        format!("bad number {t:?} in <{}>", node.tag_name().name()),
+                    )
+                })
+            })
+            .collect()
+    }
+
     fn bool_of(&self, node: Node) -> Result<bool, LoadError> {
         // libsdformat lower-cases and accepts true/false/1/0 (the original writes `True`).
         match text_of(node).to_ascii_lowercase().as_str() {
@@ -530,14 +545,14 @@ impl SdfFile<'_, '_> {
         }
     }
 
+    fn bool_child(&self, parent: Node, tag: &str, default: bool) -> Result<bool, LoadError> {
+        element_children(parent, tag)
+            .next()
+            .map_or(Ok(default), |n| self.bool_of(n))
+    }
+
     fn pose_of(&self, node: Node) -> Result<Pose, LoadError> {
-        let values: Vec<f64> = text_of(node)
-            .split_whitespace()
-            .map(|t| {
-                t.parse::<f64>()
-                    .map_err(|_| self.invalid(node, format!("bad number {t:?} in <pose>")))
-            })
-            .collect::<Result<_, _>>()?;
+        let values = self.f64_list_of(node)?;
         let quat = node.attribute("rotation_format") == Some("quat_xyz_wxyz");
         let degrees = match node.attribute("degrees") {
             None => false,
@@ -1021,13 +1036,7 @@ fn axis(file: &SdfFile, node: Option<Node>) -> Result<AxisSpec, LoadError> {
     };
     let Some(axis) = node else { return Ok(spec) };
     if let Some(xyz) = element_children(axis, "xyz").next() {
-        let v: Vec<f64> = text_of(xyz)
-            .split_whitespace()
-            .map(|t| {
-                t.parse::<f64>()
-                    .map_err(|_| file.invalid(xyz, format!("bad number {t:?} in <xyz>")))
-            })
-            .collect::<Result<_, _>>()?;
+        let v = file.f64_list_of(xyz)?;
         let norm = v.iter().map(|c| c * c).sum::<f64>().sqrt();
         if v.len() != 3 || !(norm.is_finite() && norm > 0.0) {
             return Err(file.invalid(xyz, "<xyz> needs three numbers forming a non-zero vector"));
@@ -1115,10 +1124,16 @@ fn optional_text(file: &SdfFile, node: Node, tag: &str) -> Result<Option<String>
     }
 }
 
-fn position_controller(file: &SdfFile, node: Node) -> Result<RawPositionController, LoadError> {
+/// The `<joint_name>`s of a JointPositionController or JointController (at least one), which
+/// must take their commands as `Double`s (no `<use_actuator_msg>`).
+fn command_joint_names(
+    file: &SdfFile,
+    node: Node,
+    system: &str,
+) -> Result<Vec<(String, Location)>, LoadError> {
     let names = joint_names(file, node)?;
     if names.is_empty() {
-        return Err(file.invalid(node, "JointPositionController needs a <joint_name>"));
+        return Err(file.invalid(node, format!("{system} needs a <joint_name>")));
     }
     if let Some(n) = element_children(node, "use_actuator_msg").next() {
         if file.bool_of(n)? {
@@ -1128,6 +1143,11 @@ fn position_controller(file: &SdfFile, node: Node) -> Result<RawPositionControll
             ));
         }
     }
+    Ok(names)
+}
+
+fn position_controller(file: &SdfFile, node: Node) -> Result<RawPositionController, LoadError> {
+    let names = command_joint_names(file, node, "JointPositionController")?;
     let joint_index = match element_children(node, "joint_index").next() {
         None => 0,
         Some(n) => text_of(n).parse::<u32>().map_err(|_| {
@@ -1149,10 +1169,7 @@ fn position_controller(file: &SdfFile, node: Node) -> Result<RawPositionControll
         cmd_min: g("cmd_min", d.cmd_min)?,
         cmd_offset: g("cmd_offset", d.cmd_offset)?,
     };
-    let use_velocity_commands = match element_children(node, "use_velocity_commands").next() {
-        Some(n) => file.bool_of(n)?,
-        None => false,
-    };
+    let use_velocity_commands = file.bool_child(node, "use_velocity_commands", false)?;
     Ok(RawPositionController {
         joint_names: names.into_iter().map(|(n, _)| n).collect(),
         joint_index,
@@ -1167,18 +1184,7 @@ fn position_controller(file: &SdfFile, node: Node) -> Result<RawPositionControll
 }
 
 fn joint_controller(file: &SdfFile, node: Node) -> Result<RawJointController, LoadError> {
-    let joint_names = joint_names(file, node)?;
-    if joint_names.is_empty() {
-        return Err(file.invalid(node, "JointController needs a <joint_name>"));
-    }
-    if let Some(n) = element_children(node, "use_actuator_msg").next() {
-        if file.bool_of(n)? {
-            return Err(file.invalid(
-                n,
-                "use_actuator_msg is not supported by gz-joint-sim; use the Double command topic",
-            ));
-        }
-    }
+    let joint_names = command_joint_names(file, node, "JointController")?;
     // Fortress's JointController (ign-gazebo 6) reads one <joint_name> and no <sub_topic>;
     // what it would silently ignore is refused here for the Fortress spelling.
     let fortress = node
@@ -1202,10 +1208,7 @@ fn joint_controller(file: &SdfFile, node: Node) -> Result<RawJointController, Lo
         }
     }
     let g = |tag: &str, default: f64| file.finite_f64_child(node, tag, default);
-    let use_force_commands = match element_children(node, "use_force_commands").next() {
-        Some(n) => file.bool_of(n)?,
-        None => false,
-    };
+    let use_force_commands = file.bool_child(node, "use_force_commands", false)?;
     // gz-sim's JointController reads its PID only in force mode, with its own defaults.
     let force_mode = if use_force_commands {
         Some(PidGains {

@@ -159,6 +159,10 @@ fn other_bad_worlds_are_refused_with_a_reason() {
         (&world_with("<link name=\"a\"/><link name=\"b\"/><joint name=\"j\" type=\"revolute\"><parent>a</parent><child>b</child></joint><plugin name=\"gz::sim::systems::JointPositionController\" filename=\"x\"><joint_name>j</joint_name><use_velocity_commands>maybe</use_velocity_commands></plugin>"), "expected true or false, found \"maybe\""),
         (&world_with("<link name=\"a\"/><link name=\"b\"/><joint name=\"j\" type=\"fixed\"><parent>a</parent><child>b</child></joint><plugin name=\"gz::sim::systems::JointPositionController\" filename=\"x\"><joint_name>j</joint_name></plugin>"), "<joint_index> 0 is out of range"),
         (&world_with("<include><uri>https://fuel.example/models/arm</uri></include>"), "only model:// and file URIs are supported"),
+        (&world_with("<pose>0 0 x 0 0 0</pose><link name=\"a\"/>"), "bad number \"x\" in <pose>"),
+        (&world_with("<link name=\"a\"/><link name=\"b\"/><joint name=\"j\" type=\"revolute\"><parent>a</parent><child>b</child><axis><xyz>0 0 one</xyz></axis></joint>"), "bad number \"one\" in <xyz>"),
+        (&world_with("<plugin name=\"gz::sim::systems::JointPositionController\" filename=\"x\"/>"), "JointPositionController needs a <joint_name>"),
+        (&world_with("<link name=\"a\"/><link name=\"b\"/><joint name=\"j\" type=\"revolute\"><parent>a</parent><child>b</child></joint><plugin name=\"gz::sim::systems::JointController\" filename=\"x\"><joint_name>j</joint_name><use_actuator_msg>true</use_actuator_msg></plugin>"), "use_actuator_msg is not supported"),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
         let dir = Scratch::new(&format!("case{i}"), &[("w.sdf", text)]);
