@@ -7,9 +7,8 @@
 
 use bridge_node::{
     route_logs_to, ClockBridge, ClockParameters, DdsProfile, ExecutorThread, GzParameters,
-    JointStatesPublishing, LimitsPublishing, LoopStatistics, RobotDriverRos as Core,
-    RobotDriverRosConfiguration as CoreConfiguration, RosLogLayer, SimTimeNotice, StaleJointStates,
-    StampSource, StopSignals, TargetForwarding, Teardown, TEARDOWN_BOUND,
+    LoopStatistics, RobotDriverRos as Core, RobotDriverRosConfiguration as CoreConfiguration,
+    RosLogLayer, SimTimeNotice, StampSource, StopSignals, Teardown, TEARDOWN_BOUND,
 };
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -152,19 +151,13 @@ impl RosConfiguration {
     /// When `get/joint_states` is published: "on_arrival" (default) or "grid".
     #[getter]
     fn joint_states_publishing(&self) -> &'static str {
-        match self.inner.joint_states_publishing {
-            JointStatesPublishing::OnArrival => "on_arrival",
-            JointStatesPublishing::Grid => "grid",
-        }
+        self.inner.joint_states_publishing.name()
     }
 
     /// When targets reach Gazebo: "on_arrival" (default) or "periodic".
     #[getter]
     fn target_forwarding(&self) -> &'static str {
-        match self.inner.target_forwarding {
-            TargetForwarding::Periodic => "periodic",
-            TargetForwarding::OnArrival => "on_arrival",
-        }
+        self.inner.target_forwarding.name()
     }
 
     /// Seconds after which an unchanged target is sent again (on_arrival); 0: never.
@@ -176,10 +169,7 @@ impl RosConfiguration {
     /// When the limits are published: "on_change" (default) or "periodic".
     #[getter]
     fn joint_limits_publishing(&self) -> &'static str {
-        match self.inner.limits_publishing {
-            LimitsPublishing::OnChange => "on_change",
-            LimitsPublishing::Periodic => "periodic",
-        }
+        self.inner.limits_publishing.name()
     }
 
     /// Seconds after which the limits are published again (on_change); 0: never.
@@ -199,10 +189,7 @@ impl RosConfiguration {
     /// Grid publishing while stale: "withhold" (default) or "republish".
     #[getter]
     fn stale_joint_states(&self) -> &'static str {
-        match self.inner.stale_joint_states {
-            StaleJointStates::Withhold => "withhold",
-            StaleJointStates::Republish => "republish",
-        }
+        self.inner.stale_joint_states.name()
     }
 
     /// SCHED_FIFO priority of the loop and receive threads; None: normal scheduling.

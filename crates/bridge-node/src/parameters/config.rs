@@ -83,7 +83,7 @@ pub enum StaleJointStates {
 }
 
 macro_rules! parse_names {
-    ($type:ty, $($name:literal => $value:expr),+) => {
+    ($type:ty, $($name:literal => $value:path),+) => {
         impl FromStr for $type {
             type Err = String;
 
@@ -94,6 +94,15 @@ macro_rules! parse_names {
                         "unknown value {other:?}: expected {}",
                         [$(format!("{:?}", $name)),+].join(" or ")
                     )),
+                }
+            }
+        }
+
+        impl $type {
+            /// The name a parameter gives this value (what `from_str` reads).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($value => $name,)+
                 }
             }
         }
@@ -244,6 +253,22 @@ mod tests {
         assert_eq!("periodic".parse(), Ok(TargetForwarding::Periodic));
         assert_eq!("on_change".parse(), Ok(LimitsPublishing::OnChange));
         assert_eq!("republish".parse(), Ok(StaleJointStates::Republish));
+        // What a mode is called (the Python getters' strings) reads back as that mode.
+        for mode in [
+            JointStatesPublishing::OnArrival,
+            JointStatesPublishing::Grid,
+        ] {
+            assert_eq!(mode.name().parse(), Ok(mode));
+        }
+        for mode in [TargetForwarding::OnArrival, TargetForwarding::Periodic] {
+            assert_eq!(mode.name().parse(), Ok(mode));
+        }
+        for mode in [LimitsPublishing::OnChange, LimitsPublishing::Periodic] {
+            assert_eq!(mode.name().parse(), Ok(mode));
+        }
+        for mode in [StaleJointStates::Withhold, StaleJointStates::Republish] {
+            assert_eq!(mode.name().parse(), Ok(mode));
+        }
         let err = "sometimes".parse::<TargetForwarding>().unwrap_err();
         assert_eq!(
             err,
