@@ -467,9 +467,24 @@ mod tests {
         }
     }
 
+    /// `before`'s counters read `seconds` later, unchanged (to be changed with `..`).
+    fn later(before: &Counters, seconds: u64) -> Counters {
+        Counters {
+            at: before.at + Duration::from_secs(seconds),
+            ..before.clone()
+        }
+    }
+
     /// The level and message of a running robot, over the interval from `before` to `now`.
     fn running(now: &Counters, before: &Counters) -> (u8, String) {
         level_and_message(Phase::Running, None, None, now, Some(before))
+    }
+
+    /// The message of a running robot whose status over the interval must be a warning.
+    fn warning(now: &Counters, before: &Counters) -> String {
+        let (level, message) = running(now, before);
+        assert_eq!(level, DiagnosticStatus::WARN, "{message}");
+        message
     }
 
     fn value<'a>(values: &'a [KeyValue], key: &str) -> &'a str {
@@ -480,11 +495,10 @@ mod tests {
     fn a_running_robot_is_ok_with_rates_over_the_last_interval() {
         let before = counters(Instant::now());
         let now = Counters {
-            at: before.at + Duration::from_secs(2),
             periods: 1500,
             gazebo_messages: 1500,
             joint_states_published: 1498,
-            ..before.clone()
+            ..later(&before, 2)
         };
         let (level, message) = running(&now, &before);
         assert_eq!((level, message.as_str()), (DiagnosticStatus::OK, "running"));
@@ -501,18 +515,15 @@ mod tests {
     fn stale_state_overruns_and_refused_targets_warn_naming_each() {
         let before = counters(Instant::now());
         let now = Counters {
-            at: before.at + Duration::from_secs(1),
             state_age: Some(Duration::from_secs(3)),
             stale: true,
             periods: before.periods + 400,
             overruns: 101,
             targets_refused: 5,
-            ..before.clone()
+            ..later(&before, 1)
         };
-        let (level, message) = running(&now, &before);
-        assert_eq!(level, DiagnosticStatus::WARN);
         assert_eq!(
-            message,
+            warning(&now, &before),
             "stale: no joint states from Gazebo for 3.0 s; 101 of 501 deadlines skipped (overruns) \
              in the last interval; 5 targets refused in the last interval"
         );
@@ -532,16 +543,13 @@ mod tests {
     fn joint_states_lacking_a_joint_warn_naming_it_and_are_counted() {
         let before = counters(Instant::now());
         let now = Counters {
-            at: before.at + Duration::from_secs(1),
             incomplete_joint_states: 7,
             missing_joints: vec!["elbow_joint".into()],
             joint_states_with_duplicates: 2,
-            ..before.clone()
+            ..later(&before, 1)
         };
-        let (level, message) = running(&now, &before);
-        assert_eq!(level, DiagnosticStatus::WARN);
         assert_eq!(
-            message,
+            warning(&now, &before),
             "Gazebo's joint states lack the configured joint(s) elbow_joint: they are not taken"
         );
         let values = key_values(&now, Some(&before), "disarmed".into());

@@ -121,11 +121,17 @@ impl Staleness {
     /// When [`check`](Self::check) next has something to say if no newer state arrives.
     pub fn deadline(&self, received_at: Option<Instant>, timeout: Duration) -> Option<Instant> {
         match self.outage {
-            None => received_at.map(|at| at + timeout + Duration::from_nanos(1)),
-            Some((since, false)) => Some(since + Self::budget(timeout) + Duration::from_nanos(1)),
+            None => received_at.map(|at| just_past(at + timeout)),
+            Some((since, false)) => Some(just_past(since + Self::budget(timeout))),
             Some((_, true)) => None,
         }
     }
+}
+
+/// The first instant after `limit`: [`Staleness::check`] compares ages with `>`, so an age
+/// of exactly the timeout (or budget) is not past it yet.
+fn just_past(limit: Instant) -> Instant {
+    limit + Duration::from_nanos(1)
 }
 
 #[cfg(test)]
@@ -139,28 +145,26 @@ mod tests {
     fn a_state_older_than_the_timeout_is_stale_and_warned_only_past_the_budget() {
         let t0 = Instant::now();
         let mut staleness = Staleness::new();
-        assert_eq!(staleness.check(t0 + 40 * MS, Some(t0), TIMEOUT), None);
-        assert_eq!(
-            staleness.deadline(Some(t0), TIMEOUT),
-            Some(t0 + TIMEOUT + Duration::from_nanos(1))
-        );
-        assert_eq!(
-            staleness.check(t0 + 51 * MS, Some(t0), TIMEOUT),
-            Some(StaleEvent::Stale)
-        );
-        assert!(staleness.is_stale());
-        assert_eq!(staleness.check(t0 + 400 * MS, Some(t0), TIMEOUT), None);
-        assert_eq!(
-            staleness.deadline(Some(t0), TIMEOUT),
-            Some(t0 + STALL_BUDGET + Duration::from_nanos(1))
-        );
-        assert_eq!(
-            staleness.check(t0 + 501 * MS, Some(t0), TIMEOUT),
-            Some(StaleEvent::Outage { age: 501 * MS })
-        );
-        // Warned once per outage.
-        assert_eq!(staleness.check(t0 + 900 * MS, Some(t0), TIMEOUT), None);
-        assert_eq!(staleness.deadline(Some(t0), TIMEOUT), None);
+        // At t0 + ms, with the state of t0 still the latest: what `check` says, whether the
+        // state is stale then, and when `check` next has something to say.
+        let past_budget = Some(just_past(t0 + STALL_BUDGET));
+        let steps = [
+            (40, None, false, Some(just_past(t0 + TIMEOUT))),
+            (51, Some(StaleEvent::Stale), true, past_budget),
+            (400, None, true, past_budget),
+            (501, Some(StaleEvent::Outage { age: 501 * MS }), true, None),
+            // Warned once per outage.
+            (900, None, true, None),
+        ];
+        for (ms, event, stale, deadline) in steps {
+            let said = staleness.check(t0 + ms * MS, Some(t0), TIMEOUT);
+            let then = (
+                said,
+                staleness.is_stale(),
+                staleness.deadline(Some(t0), TIMEOUT),
+            );
+            assert_eq!(then, (event, stale, deadline), "at {ms} ms");
+        }
         let back = t0 + 1200 * MS;
         assert_eq!(
             staleness.check(back, Some(back), TIMEOUT),
