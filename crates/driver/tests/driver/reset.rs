@@ -14,6 +14,8 @@ use sas_robot_driver_gazebo::{
     Command, ForwardMode, RobotDriverGazebo, RobotDriverGazeboConfiguration, SimTime, WorldReset,
 };
 
+use test_support::wait_until;
+
 use crate::support::{joint_j_model, node_in, unique_partition};
 
 const STATES: &str = "/reset/joint_state";
@@ -33,14 +35,6 @@ fn model(stamp: SimTime) -> Model {
     }
 }
 
-fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
 struct Gazebo {
     _node: Node,
     states: Publisher<Model>,
@@ -54,7 +48,7 @@ impl Gazebo {
     fn publish(&self, driver: &RobotDriverGazebo, stamp: SimTime) {
         let before = driver.snapshot().sequence;
         self.states.publish(&model(stamp)).unwrap();
-        until("the driver to take the state", || {
+        wait_until("the driver to take the state", PATIENCE, || {
             driver.snapshot().sequence > before
         });
     }
@@ -121,7 +115,7 @@ fn driven(test: &str, forward_mode: ForwardMode) -> (RobotDriverGazebo, Gazebo) 
     };
     gazebo.publish(&driver, SimTime { sec: 12, nsec: 0 });
     driver.initialize().unwrap();
-    until("the velocity controller's subscription", || {
+    wait_until("the velocity controller's subscription", PATIENCE, || {
         driver.check_target(Command::Velocities, &[0.5]).is_ok()
     });
     driver.set_target_joint_velocities(&[0.5]).unwrap();
@@ -147,7 +141,7 @@ fn reset(driver: &RobotDriverGazebo, gazebo: &Gazebo) {
             nsec: 2_000_000,
         },
     );
-    until("the reset to be seen", || driver.world_resets() == 1);
+    wait_until("the reset to be seen", PATIENCE, || driver.world_resets() == 1);
     assert_eq!(
         driver.last_world_reset(),
         Some(WorldReset {
@@ -219,7 +213,7 @@ fn a_target_given_after_the_reset_was_seen_is_kept() {
 #[test]
 fn a_reset_zeroes_an_effort_command_in_force_too() {
     let (driver, gazebo) = driven("reset_effort", ForwardMode::OnChange);
-    until("the effort system's subscription", || {
+    wait_until("the effort system's subscription", PATIENCE, || {
         driver.check_target(Command::Forces, &[2.0]).is_ok()
     });
     // The effort target replaces the velocity one (zeroed as the mode switches).
