@@ -6,6 +6,7 @@
 //! every crate's tests can use it without a dependency cycle. What is specific to one crate
 //! (its partitions' names, its nodes, its messages) stays in that crate's test support.
 
+use std::fmt::Debug;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 /// The address every test keeps discovery and traffic on.
 pub const LOOPBACK: &str = "127.0.0.1";
 
-/// How often [`eventually`] and [`wait_until`] look again.
+/// How often [`eventually`], [`wait_until`] and [`wait_for`] look again.
 const POLL: Duration = Duration::from_millis(10);
 
 /// Keeps this test process's discovery on loopback (`GZ_IP`, `IGN_IP`). Every test calls it
@@ -59,6 +60,28 @@ pub fn wait_until(what: &str, timeout: Duration, done: impl FnMut() -> bool) {
         eventually(timeout, done),
         "timed out after {timeout:?} waiting for {what}"
     );
+}
+
+/// Polls `read` until `done` holds for what it returns, and returns that; panics naming `what`
+/// and showing the last value read if it does not within `timeout`.
+pub fn wait_for<T: Debug>(
+    what: &str,
+    timeout: Duration,
+    mut read: impl FnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let value = read();
+        if done(&value) {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}; last {value:?}"
+        );
+        std::thread::sleep(POLL);
+    }
 }
 
 /// A child process killed (and reaped) when the guard drops; its output lines arrive, as it
@@ -204,6 +227,27 @@ mod tests {
     }
 
     #[test]
+    fn wait_for_returns_the_first_value_that_is_done() {
+        let mut n = 0;
+        let got = wait_for(
+            "three",
+            Duration::from_secs(5),
+            || {
+                n += 1;
+                n
+            },
+            |n| *n >= 3,
+        );
+        assert_eq!(got, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "waiting for seven; last 0")]
+    fn wait_for_panics_showing_the_last_value() {
+        wait_for("seven", Duration::from_millis(20), || 0, |n| *n == 7);
+    }
+
+    #[test]
     fn lines_arrive_stdout_as_is_and_stderr_tagged_or_not_at_all() {
         let script = "echo out; echo err >&2; echo last";
         let quiet = ChildGuard::spawn(&mut shell(script));
@@ -238,7 +282,9 @@ mod tests {
         let mut command = shell("echo $GZ_PARTITION $IGN_PARTITION $GZ_IP $IGN_IP");
         let child = ChildGuard::spawn(in_partition(&mut command, "p1"));
         assert_eq!(
-            child.wait_line(Duration::from_secs(10), |_| true).as_deref(),
+            child
+                .wait_line(Duration::from_secs(10), |_| true)
+                .as_deref(),
             Some("p1 p1 127.0.0.1 127.0.0.1")
         );
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use gz_transport::msgs::Model;
 use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration};
 
-use test_support::wait_until;
+use test_support::{wait_for, wait_until};
 
 use crate::support::{joint_j_model, node_in, unique_partition};
 
@@ -39,7 +39,9 @@ fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
     let publisher = gazebo.advertise::<Model>(STATES).unwrap();
     assert!(publisher.wait_for_subscribers(PATIENCE));
     publisher.publish(&joint_j_model(0.0, 1e3)).unwrap();
-    wait_until("the first state", PATIENCE, || calls.load(Ordering::SeqCst) > 0);
+    wait_until("the first state", PATIENCE, || {
+        calls.load(Ordering::SeqCst) > 0
+    });
     for position in 1..=9 {
         publisher
             .publish(&joint_j_model(f64::from(position), 1e3))
@@ -48,10 +50,12 @@ fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
     let stats = gazebo.stats();
     assert_eq!((stats.messages_published, stats.messages_not_sent), (10, 0));
     sent.send(()).unwrap();
-    wait_until("the newest state", PATIENCE, || {
-        driver.snapshot().positions[0] == 9.0
-    });
-    let snapshot = driver.snapshot();
+    let snapshot = wait_for(
+        "the newest state",
+        PATIENCE,
+        || driver.snapshot(),
+        |s| s.positions[0] == 9.0,
+    );
     assert_eq!(
         calls.load(Ordering::SeqCst),
         2,

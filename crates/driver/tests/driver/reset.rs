@@ -141,7 +141,9 @@ fn reset(driver: &RobotDriverGazebo, gazebo: &Gazebo) {
             nsec: 2_000_000,
         },
     );
-    wait_until("the reset to be seen", PATIENCE, || driver.world_resets() == 1);
+    wait_until("the reset to be seen", PATIENCE, || {
+        driver.world_resets() == 1
+    });
     assert_eq!(
         driver.last_world_reset(),
         Some(WorldReset {

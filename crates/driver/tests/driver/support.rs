@@ -4,8 +4,8 @@
 
 use std::process::Command;
 
-pub use test_support::ChildGuard;
 use test_support::loopback_only;
+pub use test_support::ChildGuard;
 
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
 

@@ -13,10 +13,10 @@ pub const GZ_TOPIC: &str = env!("CARGO_BIN_EXE_gz-topic");
 /// Upper bound of every wait for discovery or delivery (generous: 2 loaded cores).
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
-/// Keep this process's nodes on loopback. Runs before any node reads the environment.
-pub use test_support::loopback_only as init;
 /// Poll `cond` until it holds (true) or `timeout` passes (false).
 pub use test_support::eventually;
+/// Keep this process's nodes on loopback. Runs before any node reads the environment.
+pub use test_support::loopback_only as init;
 
 /// A partition no other test (or test run) uses.
 pub fn partition(test: &str) -> String {
