@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gz_transport::msgs::{Double, Header, Model};
 use gz_transport::{Node, Publisher, Subscription};
@@ -14,7 +14,7 @@ use sas_robot_driver_gazebo::{
     Command, ForwardMode, RobotDriverGazebo, RobotDriverGazeboConfiguration, SimTime, WorldReset,
 };
 
-use test_support::wait_until;
+use test_support::{wait_for, wait_until};
 
 use crate::support::{joint_j_model, node_in, unique_partition};
 
@@ -61,15 +61,12 @@ impl Gazebo {
 
 /// Waits until the commands `received` are `expected`.
 fn wait_for_commands(received: &Mutex<Vec<f64>>, what: &str, expected: &[f64]) {
-    let deadline = Instant::now() + PATIENCE;
-    while received.lock().len() < expected.len() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} commands {:?}, expected {expected:?}",
-            received.lock()
-        );
-        thread::sleep(Duration::from_millis(5));
-    }
+    wait_for(
+        &format!("{} {what} commands, {expected:?}", expected.len()),
+        PATIENCE,
+        || received.lock().clone(),
+        |got| got.len() >= expected.len(),
+    );
     // Anything sent after them would come on the same connection soon after.
     thread::sleep(Duration::from_millis(100));
     assert_eq!(*received.lock(), expected);
