@@ -42,5 +42,5 @@ pub use robot_driver::{ReceiveReport, RobotDriver};
 pub use shutdown::{ShutdownToken, TriggerListener};
 pub use sim_time::SimTime;
 pub use target::{
-    apply_limits, check_limits, check_shape, Clamp, RateLimitedWarning, TargetOutcome,
+    apply_limits, check_limits, check_shape, Clamp, RateLimit, RateLimitedWarning, TargetOutcome,
 };

@@ -124,40 +124,53 @@ pub fn apply_limits(
     Ok((outcome, first))
 }
 
-/// Lets a warning through at most once per interval and counts the ones held back.
-pub struct RateLimitedWarning {
+/// Lets a warning (a log line) through at most once per interval and counts the ones held
+/// back. Owned by one thread, so it needs no lock; [`RateLimitedWarning`] is the shared one.
+#[derive(Debug)]
+pub struct RateLimit {
     interval: Duration,
-    state: Mutex<WarningState>,
-}
-
-#[derive(Default)]
-struct WarningState {
     last: Option<Instant>,
     suppressed: u64,
 }
 
+impl RateLimit {
+    /// At most one warning per `interval`.
+    pub fn new(interval: Duration) -> Self {
+        RateLimit {
+            interval,
+            last: None,
+            suppressed: 0,
+        }
+    }
+
+    /// `Some(number held back since the last one)` if a warning may be logged at `now`.
+    pub fn permit(&mut self, now: Instant) -> Option<u64> {
+        match self.last {
+            Some(last) if now.saturating_duration_since(last) < self.interval => {
+                self.suppressed += 1;
+                None
+            }
+            _ => {
+                self.last = Some(now);
+                Some(std::mem::take(&mut self.suppressed))
+            }
+        }
+    }
+}
+
+/// A [`RateLimit`] that threads share (the driver's, which every caller of a target setter
+/// may warn through).
+pub struct RateLimitedWarning(Mutex<RateLimit>);
+
 impl RateLimitedWarning {
     /// At most one warning per `interval`.
     pub fn new(interval: Duration) -> Self {
-        RateLimitedWarning {
-            interval,
-            state: Mutex::new(WarningState::default()),
-        }
+        RateLimitedWarning(Mutex::new(RateLimit::new(interval)))
     }
 
     /// `Some(number suppressed since the last one)` if a warning may be logged now.
     pub fn permit(&self, now: Instant) -> Option<u64> {
-        let mut state = self.state.lock();
-        match state.last {
-            Some(last) if now.saturating_duration_since(last) < self.interval => {
-                state.suppressed += 1;
-                None
-            }
-            _ => {
-                state.last = Some(now);
-                Some(std::mem::take(&mut state.suppressed))
-            }
-        }
+        self.0.lock().permit(now)
     }
 }
 

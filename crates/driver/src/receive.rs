@@ -247,13 +247,19 @@ mod tests {
         assert_eq!(receiver.receive(&model, at, 0), Some(1));
         let mut snapshot = JointSnapshot::new(2);
         cache.read(&mut snapshot);
-        assert_eq!(snapshot.positions, [1.0, 2.0]);
-        assert_eq!(snapshot.velocities, [10.0, 20.0]);
-        assert_eq!(snapshot.efforts, [100.0, 200.0]);
-        assert_eq!(snapshot.limits_lower, [-1.0, -2.0]);
-        assert_eq!(snapshot.limits_upper, [1.0, 2.0]);
-        assert_eq!(snapshot.sim_time, Some(SimTime { sec: 3, nsec: 4 }));
-        assert_eq!(snapshot.received_at, Some(at));
+        // Every field: the joints' values in configuration order, the stamp, arrival and sequence.
+        let expected = JointSnapshot {
+            positions: vec![1.0, 2.0],
+            velocities: vec![10.0, 20.0],
+            efforts: vec![100.0, 200.0],
+            limits_lower: vec![-1.0, -2.0],
+            limits_upper: vec![1.0, 2.0],
+            last_seen: vec![1, 1],
+            sim_time: Some(SimTime { sec: 3, nsec: 4 }),
+            received_at: Some(at),
+            sequence: 1,
+        };
+        assert_eq!(snapshot, expected);
         assert!(cache.is_ready());
     }
 

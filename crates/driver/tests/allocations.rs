@@ -5,7 +5,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -128,15 +128,6 @@ fn simulator_child() {
     std::thread::sleep(Duration::from_secs(120)); // the parent kills it sooner
 }
 
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// What the transport's receive thread allocates per message besides decoding it: the
 /// `MessageInfo` handed to the callback (four strings) and one more: measured, 5 per
 /// message exactly. Reading the frames and the driver's own work
@@ -152,16 +143,12 @@ const TRANSPORT_PER_MESSAGE: f64 = 5.0;
 /// allocation-free steps (the test above).
 #[test]
 fn the_receive_thread_allocates_per_message_only_decoding_and_the_transports_share() {
-    std::env::set_var("GZ_IP", "127.0.0.1");
-    std::env::set_var("IGN_IP", "127.0.0.1");
+    test_support::loopback_only();
     let partition = format!("alloc_{}", std::process::id());
-    let _sim = KillOnDrop(
+    let _sim = test_support::ChildGuard::spawn(
         Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "simulator_child", "--nocapture"])
-            .env(SIM_PARTITION, &partition)
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
+            .env(SIM_PARTITION, &partition),
     );
     let mut config = RobotDriverGazeboConfiguration::new(
         gz_joint_sim::ur3e_world::JOINTS,

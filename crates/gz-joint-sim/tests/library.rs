@@ -10,6 +10,7 @@ use common::*;
 use gz_joint_sim::{SimOptions, World};
 use gz_transport::msgs;
 use gz_transport::{MessageInfo, MsgsPrefix, Node};
+use test_support::wait_until;
 
 fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle, Node) {
     loopback_only();
@@ -23,14 +24,6 @@ fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle,
             ..Default::default()
         },
     )
-}
-
-fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]

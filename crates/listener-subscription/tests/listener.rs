@@ -7,12 +7,13 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use listener_subscription::ListenerSubscription;
 use parking_lot::Mutex;
 use rclrs::{Context, CreateBasicExecutor, InitOptions, IntoPrimitiveOptions, Node, Publisher};
 use ros_env::std_msgs::msg::Float64MultiArray;
+use test_support::wait_until;
 
 const TOPIC: &str = "listener_test/data";
 
@@ -73,14 +74,6 @@ fn publish(publisher: &Publisher<Float64MultiArray>, value: f64) {
             ..Default::default()
         })
         .expect("publish");
-}
-
-fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]

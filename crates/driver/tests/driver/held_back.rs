@@ -3,11 +3,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gz_transport::msgs::Model;
 use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration};
+
+use test_support::{wait_for, wait_until};
 
 use crate::support::{joint_j_model, node_in, unique_partition};
 
@@ -38,11 +39,9 @@ fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
     let publisher = gazebo.advertise::<Model>(STATES).unwrap();
     assert!(publisher.wait_for_subscribers(PATIENCE));
     publisher.publish(&joint_j_model(0.0, 1e3)).unwrap();
-    let deadline = Instant::now() + PATIENCE;
-    while calls.load(Ordering::SeqCst) == 0 {
-        assert!(Instant::now() < deadline, "the first state never arrived");
-        thread::sleep(Duration::from_millis(5));
-    }
+    wait_until("the first state", PATIENCE, || {
+        calls.load(Ordering::SeqCst) > 0
+    });
     for position in 1..=9 {
         publisher
             .publish(&joint_j_model(f64::from(position), 1e3))
@@ -51,14 +50,12 @@ fn a_held_back_driver_takes_the_newest_state_and_counts_every_message() {
     let stats = gazebo.stats();
     assert_eq!((stats.messages_published, stats.messages_not_sent), (10, 0));
     sent.send(()).unwrap();
-    let snapshot = loop {
-        let snapshot = driver.snapshot();
-        if snapshot.positions[0] == 9.0 {
-            break snapshot;
-        }
-        assert!(Instant::now() < deadline, "the newest state never arrived");
-        thread::sleep(Duration::from_millis(5));
-    };
+    let snapshot = wait_for(
+        "the newest state",
+        PATIENCE,
+        || driver.snapshot(),
+        |s| s.positions[0] == 9.0,
+    );
     assert_eq!(
         calls.load(Ordering::SeqCst),
         2,

@@ -115,7 +115,9 @@ fn assert_echoed(driver: &RobotDriverGazebo, expected: [f64; 2]) {
         let mut seen = false;
         while !seen && Instant::now() < deadline {
             driver.forward_targets().unwrap();
-            seen = echo.wait_for_line(Duration::from_millis(50), |line| line.trim() == wanted);
+            seen = echo
+                .wait_line(Duration::from_millis(50), |line| line.trim() == wanted)
+                .is_some();
         }
         assert!(seen, "`ign topic -e` never printed {wanted:?} within 60 s");
     }

@@ -9,11 +9,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gz_transport::msgs::{Double, Model};
 use gz_transport::{MessageInfo, Node, Publisher, Subscription};
 use sas_robot_driver_gazebo::{RobotDriverGazebo, RobotDriverGazeboConfiguration};
+
+use test_support::wait_for;
 
 use crate::support::{joint_j_model, node_in, unique_partition};
 
@@ -94,15 +96,13 @@ fn listen(gazebo: &Node, log: &Log, topic: &'static str) -> Subscription {
 
 /// Waits (bounded) until the log holds `count` commands; returns the ones after `from`.
 fn commands_until(log: &Log, count: usize, from: usize, what: &str) -> Vec<(&'static str, f64)> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let got = log.lock().unwrap().clone();
-        if got.len() >= count {
-            return got[from..].to_vec();
-        }
-        assert!(Instant::now() < deadline, "{what}: only {got:?}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let got = wait_for(
+        what,
+        PATIENCE,
+        || log.lock().unwrap().clone(),
+        |got| got.len() >= count,
+    );
+    got[from..].to_vec()
 }
 
 #[test]

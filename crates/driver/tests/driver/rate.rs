@@ -19,20 +19,14 @@ const PREFIX: &str = "/model/ur3e/joint/";
 const STATES: &str =
     "/world/ur3e_velocity_world/model/ur3e/model/ur3e_velocity_controller/model/ur3e/joint_state";
 
+/// Waits (bounded) until `done` holds for the composite's snapshot.
 fn wait_for(composite: &RobotDriverComposite, what: &str, done: impl Fn(&JointSnapshot) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut snapshot = JointSnapshot::new(0);
-    loop {
+    let snapshot = || {
+        let mut snapshot = JointSnapshot::new(0);
         composite.read_snapshot(&mut snapshot);
-        if done(&snapshot) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: not within 30 s; last {snapshot:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+        snapshot
+    };
+    test_support::wait_for(what, Duration::from_secs(30), snapshot, done);
 }
 
 #[test]

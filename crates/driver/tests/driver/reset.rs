@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gz_transport::msgs::{Double, Header, Model};
 use gz_transport::{Node, Publisher, Subscription};
@@ -13,6 +13,8 @@ use parking_lot::Mutex;
 use sas_robot_driver_gazebo::{
     Command, ForwardMode, RobotDriverGazebo, RobotDriverGazeboConfiguration, SimTime, WorldReset,
 };
+
+use test_support::{wait_for, wait_until};
 
 use crate::support::{joint_j_model, node_in, unique_partition};
 
@@ -33,14 +35,6 @@ fn model(stamp: SimTime) -> Model {
     }
 }
 
-fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
 struct Gazebo {
     _node: Node,
     states: Publisher<Model>,
@@ -54,7 +48,7 @@ impl Gazebo {
     fn publish(&self, driver: &RobotDriverGazebo, stamp: SimTime) {
         let before = driver.snapshot().sequence;
         self.states.publish(&model(stamp)).unwrap();
-        until("the driver to take the state", || {
+        wait_until("the driver to take the state", PATIENCE, || {
             driver.snapshot().sequence > before
         });
     }
@@ -67,15 +61,12 @@ impl Gazebo {
 
 /// Waits until the commands `received` are `expected`.
 fn wait_for_commands(received: &Mutex<Vec<f64>>, what: &str, expected: &[f64]) {
-    let deadline = Instant::now() + PATIENCE;
-    while received.lock().len() < expected.len() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} commands {:?}, expected {expected:?}",
-            received.lock()
-        );
-        thread::sleep(Duration::from_millis(5));
-    }
+    wait_for(
+        &format!("{} {what} commands, {expected:?}", expected.len()),
+        PATIENCE,
+        || received.lock().clone(),
+        |got| got.len() >= expected.len(),
+    );
     // Anything sent after them would come on the same connection soon after.
     thread::sleep(Duration::from_millis(100));
     assert_eq!(*received.lock(), expected);
@@ -121,7 +112,7 @@ fn driven(test: &str, forward_mode: ForwardMode) -> (RobotDriverGazebo, Gazebo) 
     };
     gazebo.publish(&driver, SimTime { sec: 12, nsec: 0 });
     driver.initialize().unwrap();
-    until("the velocity controller's subscription", || {
+    wait_until("the velocity controller's subscription", PATIENCE, || {
         driver.check_target(Command::Velocities, &[0.5]).is_ok()
     });
     driver.set_target_joint_velocities(&[0.5]).unwrap();
@@ -147,7 +138,9 @@ fn reset(driver: &RobotDriverGazebo, gazebo: &Gazebo) {
             nsec: 2_000_000,
         },
     );
-    until("the reset to be seen", || driver.world_resets() == 1);
+    wait_until("the reset to be seen", PATIENCE, || {
+        driver.world_resets() == 1
+    });
     assert_eq!(
         driver.last_world_reset(),
         Some(WorldReset {
@@ -219,7 +212,7 @@ fn a_target_given_after_the_reset_was_seen_is_kept() {
 #[test]
 fn a_reset_zeroes_an_effort_command_in_force_too() {
     let (driver, gazebo) = driven("reset_effort", ForwardMode::OnChange);
-    until("the effort system's subscription", || {
+    wait_until("the effort system's subscription", PATIENCE, || {
         driver.check_target(Command::Forces, &[2.0]).is_ok()
     });
     // The effort target replaces the velocity one (zeroed as the mode switches).

@@ -191,16 +191,12 @@ fn a_target_forwarded_once_right_after_initialize_reaches_the_simulator() {
         target[0] = goal;
         driver.set_target_joint_positions(&target).unwrap();
         assert!(driver.forward_targets().unwrap());
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while (sim.joint_position("shoulder_pan_joint").unwrap() - goal).abs() > 1e-3 {
-            assert!(
-                Instant::now() < deadline,
-                "round {round}: the one target sent was lost (shoulder_pan_joint at {:?}, \
-                 target {goal})",
-                sim.joint_position("shoulder_pan_joint")
-            );
-            thread::sleep(Duration::from_millis(10));
-        }
+        test_support::wait_for(
+            &format!("round {round}: shoulder_pan_joint at the one target sent, {goal}"),
+            Duration::from_secs(30),
+            || sim.joint_position("shoulder_pan_joint").unwrap(),
+            |q| (q - goal).abs() <= 1e-3,
+        );
         driver.disconnect();
     }
     sim.stop();

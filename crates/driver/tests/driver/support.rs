@@ -1,22 +1,13 @@
-//! Shared test plumbing: unique partitions, loopback-only discovery, child processes that die
-//! with the test.
+//! Shared test plumbing: unique partitions, the real `ign topic` CLI, the shipped worlds, nodes
+//! and messages of the test's own. Loopback-only discovery and child processes that die with
+//! the test are the workspace's (test-support).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Once};
-use std::time::{Duration, Instant};
+use std::process::Command;
+
+use test_support::loopback_only;
+pub use test_support::ChildGuard;
 
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
-
-/// Keeps this process's discovery on loopback (children get the same through `command`).
-pub fn loopback_only() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Set before any test creates a node, and to the same value by every test.
-        std::env::set_var("GZ_IP", "127.0.0.1");
-        std::env::set_var("IGN_IP", "127.0.0.1");
-    });
-}
 
 /// A partition no other test (or test run) shares.
 pub fn unique_partition(test: &str) -> String {
@@ -28,66 +19,10 @@ pub fn unique_partition(test: &str) -> String {
     format!("driver_{}_{test}_{nanos}", std::process::id())
 }
 
-/// A child process killed when the guard drops; its stdout lines arrive on `lines`.
-pub struct ChildGuard {
-    child: Child,
-    pub lines: mpsc::Receiver<String>,
-}
-
-impl ChildGuard {
-    pub fn spawn(command: &mut Command) -> ChildGuard {
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
-        let (tx, lines) = mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        ChildGuard { child, lines }
-    }
-
-    /// True if the process has exited.
-    pub fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
-    }
-
-    /// Waits until a stdout line satisfies `matches`, or `timeout`.
-    pub fn wait_for_line(&self, timeout: Duration, matches: impl Fn(&str) -> bool) -> bool {
-        let deadline = Instant::now() + timeout;
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(line) if matches(&line) => return true,
-                Ok(_) => {}
-                Err(_) => return false,
-            }
-        }
-        false
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The real gz-transport 11 CLI (Fortress) in `partition`, on loopback.
 pub fn ign_topic(partition: &str) -> Command {
     let mut command = Command::new(IGN_TOPIC);
-    command
-        .env("IGN_PARTITION", partition)
-        .env("GZ_PARTITION", partition)
-        .env("IGN_IP", "127.0.0.1")
-        .env("GZ_IP", "127.0.0.1");
+    test_support::in_partition(&mut command, partition);
     command
 }
 

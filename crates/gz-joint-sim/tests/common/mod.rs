@@ -2,12 +2,10 @@
 
 #![allow(dead_code)] // each test file uses its own subset
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc::{self, Receiver};
-use std::sync::Once;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gz_joint_sim::{SimHandle, SimOptions, World};
 use gz_transport::msgs::{self, GzMessage};
@@ -16,16 +14,9 @@ use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
 pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
 #[allow(unused_imports)] // each test file uses its own subset
 pub use gz_joint_sim::ur3e_world::{JOINTS as UR3E_JOINTS, JOINT_STATES as UR3E_STATE_TOPIC};
-
-/// Keeps this test process's discovery traffic on loopback. Every test calls it first,
-/// before any thread reads the environment.
-pub fn loopback_only() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        std::env::set_var("GZ_IP", "127.0.0.1");
-        std::env::set_var("IGN_IP", "127.0.0.1");
-    });
-}
+#[allow(unused_imports)] // each test file uses its own subset
+pub use test_support::loopback_only;
+use test_support::{in_partition, ChildGuard};
 
 /// A partition no other test (or test run) shares.
 pub fn partition(test: &str) -> String {
@@ -94,66 +85,35 @@ pub fn sdf(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A child process killed (and reaped) on drop; its stderr lines arrive on `lines`.
-pub struct Proc {
-    child: Child,
-    pub lines: Receiver<String>,
-}
+/// A child process killed (and reaped) on drop, its stdout and stderr lines read as they come.
+pub struct Proc(ChildGuard);
 
 impl Proc {
     pub fn spawn(mut command: Command) -> Proc {
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().expect("spawn");
-        let (tx, lines) = mpsc::channel();
-        for stream in [
-            Box::new(child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stdout.take().unwrap()),
-        ] {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        Proc { child, lines }
+        Proc(ChildGuard::spawn_with_stderr(&mut command, ""))
     }
 
     /// Waits (bounded) for a line containing `needle`; returns every line seen so far.
     pub fn wait_for_line(&self, needle: &str, timeout: Duration) -> Result<String, Vec<String>> {
-        let deadline = Instant::now() + timeout;
         let mut seen = Vec::new();
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line.contains(needle) => return Ok(line),
-                Ok(line) => seen.push(line),
-                Err(_) => break,
-            }
-        }
-        Err(seen)
+        self.0
+            .wait_line(timeout, |line| {
+                let found = line.contains(needle);
+                if !found {
+                    seen.push(line.to_owned());
+                }
+                found
+            })
+            .ok_or(seen)
     }
 
     pub fn id(&self) -> u32 {
-        self.child.id()
+        self.0.id()
     }
 
     /// Waits (bounded) for exit.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.0.wait_exit(timeout)
     }
 
     /// Waits (bounded) for exit, killing the process if it overstays, and returns its exit
@@ -161,22 +121,14 @@ impl Proc {
     pub fn finish(&mut self, timeout: Duration) -> (Option<std::process::ExitStatus>, Vec<String>) {
         let status = self.wait_exit(timeout);
         if status.is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            self.0.kill();
         }
         let mut lines = Vec::new();
         // The reader threads end at EOF, which disconnects the channel.
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+        while let Ok(line) = self.0.lines().recv_timeout(Duration::from_secs(2)) {
             lines.push(line);
         }
         (status, lines)
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -196,8 +148,6 @@ pub fn sim_command(world: &Path, partition: &str, extra: &[&str]) -> Command {
 /// The real C++ `ign topic` helper, on loopback, in `partition`.
 pub fn ign_topic(partition: &str, args: &[&str]) -> Command {
     let mut c = Command::new(IGN_TOPIC);
-    c.args(args)
-        .env("IGN_IP", "127.0.0.1")
-        .env("IGN_PARTITION", partition);
+    in_partition(c.args(args), partition);
     c
 }

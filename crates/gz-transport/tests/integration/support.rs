@@ -1,9 +1,7 @@
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex, Once};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use gz_transport::msgs::Double;
 use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
@@ -15,17 +13,10 @@ pub const GZ_TOPIC: &str = env!("CARGO_BIN_EXE_gz-topic");
 /// Upper bound of every wait for discovery or delivery (generous: 2 loaded cores).
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
-static INIT: Once = Once::new();
-
+/// Poll `cond` until it holds (true) or `timeout` passes (false).
+pub use test_support::eventually;
 /// Keep this process's nodes on loopback. Runs before any node reads the environment.
-pub fn init() {
-    INIT.call_once(|| {
-        // SAFETY (edition 2021: set_var is safe to call): every test calls init() before it
-        // creates a node, and Once makes them all wait until the variables are set.
-        std::env::set_var("GZ_IP", "127.0.0.1");
-        std::env::set_var("IGN_IP", "127.0.0.1");
-    });
-}
+pub use test_support::loopback_only as init;
 
 /// A partition no other test (or test run) uses.
 pub fn partition(test: &str) -> String {
@@ -46,20 +37,6 @@ pub fn node(partition: &str, prefix: MsgsPrefix) -> Node {
         ..Default::default()
     })
     .expect("node starts")
-}
-
-/// Poll `cond` every 20 ms until it holds or `timeout` passes.
-pub fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Messages a subscription callback collected.
@@ -104,10 +81,9 @@ pub fn run(program: &str, args: &[&str], partition: &str) -> (bool, String) {
 /// Prefix of the stderr lines among a child's lines.
 pub const STDERR: &str = "stderr: ";
 
-/// A child process that is killed when the guard is dropped, with its stdout lines.
+/// A child process that is killed when the guard is dropped, with its output lines.
 pub struct ChildGuard {
-    child: Child,
-    lines: Receiver<String>,
+    process: test_support::ChildGuard,
     pub seen: Vec<String>,
 }
 
@@ -124,72 +100,32 @@ impl ChildGuard {
         partition: &str,
         env: &[(&str, &str)],
     ) -> ChildGuard {
-        let mut child = Command::new(program)
-            .args(args)
-            .envs(env.iter().copied())
-            .env("GZ_PARTITION", partition)
-            .env("IGN_PARTITION", partition)
-            .env("GZ_IP", "127.0.0.1")
-            .env("IGN_IP", "127.0.0.1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
-        let (tx, lines) = mpsc::channel();
-        let forward = |stream: Box<dyn std::io::Read + Send>, tag: &'static str| {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    if tx.send(format!("{tag}{line}")).is_err() {
-                        break;
-                    }
-                }
-            });
-        };
-        forward(Box::new(child.stdout.take().expect("piped")), "");
-        forward(Box::new(child.stderr.take().expect("piped")), STDERR);
+        let mut command = Command::new(program);
+        command.args(args).envs(env.iter().copied());
+        test_support::in_partition(&mut command, partition);
         ChildGuard {
-            child,
-            lines,
+            process: test_support::ChildGuard::spawn_with_stderr(&mut command, STDERR),
             seen: Vec::new(),
         }
     }
 
     /// Wait until a line (stdout, or stderr prefixed with [`STDERR`]) satisfies `pred`; all lines read are kept in `seen`.
     pub fn wait_line(&mut self, timeout: Duration, pred: impl Fn(&str) -> bool) -> Option<String> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if pred(&line) {
-                        return Some(line);
-                    }
-                }
-                Err(_) => return None,
-            }
-        }
+        let seen = &mut self.seen;
+        self.process.wait_line(timeout, |line| {
+            seen.push(line.to_owned());
+            pred(line)
+        })
     }
 
     /// Wait for the process to exit; `None` if it is still running after `timeout`.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.process.wait_exit(timeout)
     }
 
     /// All stdout collected so far (stderr lines left out), draining what is pending.
     pub fn output(&mut self) -> String {
-        while let Ok(line) = self.lines.try_recv() {
+        while let Ok(line) = self.process.lines().try_recv() {
             self.seen.push(line);
         }
         let stdout: Vec<&str> = self
@@ -203,13 +139,6 @@ impl ChildGuard {
 
     /// SIGKILL: the process gets no chance to say BYE.
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        self.kill();
+        self.process.kill();
     }
 }
