@@ -1,40 +1,11 @@
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// At most one log line per interval for each kind of per-period failure.
 pub(crate) const FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Lets a log line through at most once per interval and counts the ones held back. Owned by
-/// one thread (the loop), so it needs no lock.
-#[derive(Debug)]
-pub(crate) struct RateLimit {
-    interval: Duration,
-    last: Option<Instant>,
-    suppressed: u64,
-}
-
-impl RateLimit {
-    pub fn new(interval: Duration) -> Self {
-        RateLimit {
-            interval,
-            last: None,
-            suppressed: 0,
-        }
-    }
-
-    /// `Some(number held back since the last one)` if a line may be logged at `now`.
-    pub fn permit(&mut self, now: Instant) -> Option<u64> {
-        match self.last {
-            Some(last) if now.saturating_duration_since(last) < self.interval => {
-                self.suppressed += 1;
-                None
-            }
-            _ => {
-                self.last = Some(now);
-                Some(std::mem::take(&mut self.suppressed))
-            }
-        }
-    }
-}
+/// Lets a log line through at most once per interval and counts the ones held back: the
+/// driver contract's limiter, owned here by one thread (the loop), so it needs no lock.
+pub(crate) use sas_robot_driver_gazebo::RateLimit;
 
 /// ` (N similar messages suppressed)`, or nothing when none were.
 pub(crate) fn suppressed_note(suppressed: u64) -> String {
@@ -48,6 +19,7 @@ pub(crate) fn suppressed_note(suppressed: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn one_line_per_interval_passes_and_reports_what_it_held_back() {
