@@ -1,7 +1,6 @@
 //! discover() against gz-joint-sim running the shipped worlds in this process, over real
 //! loopback gz-transport (the end-to-end run with the bridge node is in tests/node).
 
-use std::sync::Once;
 use std::time::Duration;
 
 use gz_discover::{discover, Controller, Options, Robot};
@@ -9,12 +8,7 @@ use gz_joint_sim::{SimOptions, World};
 use gz_transport::{MsgsPrefix, Node, NodeOptions};
 
 fn run(world: &str, prefix: MsgsPrefix, partition: &str) -> Vec<Robot> {
-    // Loopback only; set once, before any node of this process reads the environment.
-    static LOOPBACK: Once = Once::new();
-    LOOPBACK.call_once(|| {
-        std::env::set_var("GZ_IP", "127.0.0.1");
-        std::env::set_var("IGN_IP", "127.0.0.1");
-    });
+    test_support::loopback_only();
     let path = format!("{}/../../sdf/{world}", env!("CARGO_MANIFEST_DIR"));
     let partition = format!("gzdisc-{}-{partition}", std::process::id());
     let sim = World::load_with_resource_paths(path, &[])

@@ -67,8 +67,30 @@ pub fn wait_until(what: &str, timeout: Duration, done: impl FnMut() -> bool) {
 pub fn wait_for<T: Debug>(
     what: &str,
     timeout: Duration,
-    mut read: impl FnMut() -> T,
+    read: impl FnMut() -> T,
     done: impl Fn(&T) -> bool,
+) -> T {
+    read_until(what, timeout, read, done, POLL)
+}
+
+/// [`wait_for`], for a `next` that itself waits for something new (the next message of a
+/// channel, the next line of a process): it is called again at once, with no pause, so that
+/// messages arriving faster than [`wait_for`] polls are not left to pile up.
+pub fn next_until<T: Debug>(
+    what: &str,
+    timeout: Duration,
+    next: impl FnMut() -> T,
+    done: impl FnMut(&T) -> bool,
+) -> T {
+    read_until(what, timeout, next, done, Duration::ZERO)
+}
+
+fn read_until<T: Debug>(
+    what: &str,
+    timeout: Duration,
+    mut read: impl FnMut() -> T,
+    mut done: impl FnMut(&T) -> bool,
+    pause: Duration,
 ) -> T {
     let deadline = Instant::now() + timeout;
     loop {
@@ -80,8 +102,28 @@ pub fn wait_for<T: Debug>(
             Instant::now() < deadline,
             "timed out after {timeout:?} waiting for {what}; last {value:?}"
         );
-        std::thread::sleep(POLL);
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
     }
+}
+
+/// Takes messages from `rx` until one satisfies `matches` (that message), or none does within
+/// `timeout` or the channel disconnects (`None`). Every message taken is shown to `matches`.
+pub fn recv_until<T>(
+    rx: &Receiver<T>,
+    timeout: Duration,
+    mut matches: impl FnMut(&T) -> bool,
+) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(message) if matches(&message) => return Some(message),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// A child process killed (and reaped) when the guard drops; its output lines arrive, as it
@@ -137,15 +179,7 @@ impl ChildGuard {
         timeout: Duration,
         mut matches: impl FnMut(&str) -> bool,
     ) -> Option<String> {
-        let deadline = Instant::now() + timeout;
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(line) if matches(&line) => return Some(line),
-                Ok(_) => {}
-                Err(_) => return None,
-            }
-        }
-        None
+        recv_until(&self.lines, timeout, |line| matches(line))
     }
 
     /// The process's id.
@@ -245,6 +279,50 @@ mod tests {
     #[should_panic(expected = "waiting for seven; last 0")]
     fn wait_for_panics_showing_the_last_value() {
         wait_for("seven", Duration::from_millis(20), || 0, |n| *n == 7);
+    }
+
+    #[test]
+    fn next_until_takes_every_value_with_no_pause_and_returns_the_first_done() {
+        let (tx, rx) = mpsc::channel();
+        for n in 0..1000 {
+            tx.send(n).unwrap();
+        }
+        let start = Instant::now();
+        let mut taken = 0;
+        let got = next_until(
+            "999",
+            Duration::from_secs(5),
+            || rx.recv().unwrap(),
+            |n| {
+                taken += 1;
+                *n == 999
+            },
+        );
+        assert_eq!((got, taken), (999, 1000));
+        // wait_for would have paused 999 times 10 ms.
+        assert!(start.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    #[should_panic(expected = "waiting for an odd number; last 0")]
+    fn next_until_panics_showing_the_last_value() {
+        next_until("an odd number", Duration::from_millis(20), || 0, |n| n % 2 == 1);
+    }
+
+    #[test]
+    fn recv_until_returns_the_first_match_and_none_past_the_timeout_or_disconnected() {
+        let (tx, rx) = mpsc::channel();
+        for n in [1, 2, 3, 4] {
+            tx.send(n).unwrap();
+        }
+        assert_eq!(recv_until(&rx, Duration::from_secs(5), |n| n % 2 == 0), Some(2));
+        assert_eq!(recv_until(&rx, Duration::from_secs(5), |n| *n > 3), Some(4));
+        let start = Instant::now();
+        assert_eq!(recv_until(&rx, Duration::from_millis(50), |_| true), None);
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        tx.send(5).unwrap();
+        drop(tx);
+        assert_eq!(recv_until(&rx, Duration::from_secs(5), |n| *n > 5), None);
     }
 
     #[test]
