@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use gz_transport::msgs;
 use gz_transport::{MessageInfo, MsgsPrefix};
+use test_support::wait_for;
 
 fn secs(t: Option<msgs::Time>) -> f64 {
     t.expect("field set").as_secs_f64()
@@ -40,23 +41,20 @@ fn clocks_at(
     }
 
     // The real C++ peer decodes it and finds the fields Gazebo fills.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let echoed = loop {
-        let out = Proc::spawn(ign_topic(
-            &partition,
-            &["-e", "-t", "/world/ur3e_world/clock", "-n", "1"],
-        ))
-        .finish(Duration::from_secs(10))
-        .1
-        .join("\n");
-        if out.contains("sim {") {
-            break out;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "ign topic -e printed no clock: {out}"
-        );
-    };
+    let echoed = wait_for(
+        "ign topic -e to print a clock",
+        Duration::from_secs(60),
+        || {
+            Proc::spawn(ign_topic(
+                &partition,
+                &["-e", "-t", "/world/ur3e_world/clock", "-n", "1"],
+            ))
+            .finish(Duration::from_secs(10))
+            .1
+            .join("\n")
+        },
+        |out| out.contains("sim {"),
+    );
     for field in ["sim {", "real {", "system {"] {
         assert!(echoed.contains(field), "{field} missing:\n{echoed}");
     }

@@ -8,10 +8,11 @@ mod common;
 use std::f64::consts::PI;
 use std::path::Path;
 use std::sync::mpsc::Receiver;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use gz_joint_sim::World;
+use test_support::{next_until, recv_until};
 use gz_transport::msgs;
 use gz_transport::{MsgsPrefix, Node, Subscription};
 
@@ -99,38 +100,26 @@ impl Run {
                 ],
             ))
             .finish(Duration::from_secs(10));
-            let until = Instant::now() + Duration::from_millis(700);
-            while let Some(left) = until.checked_duration_since(Instant::now()) {
-                match self.samples.recv_timeout(left) {
-                    Ok(s) if done(&s) => return s,
-                    Ok(_) => {}
-                    Err(_) => break,
-                }
+            if let Some(s) = recv_until(&self.samples, Duration::from_millis(700), &mut done) {
+                return s;
             }
         }
         panic!("no effect after 15 `ign topic -p` of {data} on {topic}");
     }
 
     /// Samples until `done` holds for one (bounded), returning all of them.
-    fn until(&self, what: &str, mut done: impl FnMut(&Sample) -> bool) -> Vec<Sample> {
-        let deadline = Instant::now() + Duration::from_secs(60);
+    fn until(&self, what: &str, done: impl FnMut(&Sample) -> bool) -> Vec<Sample> {
         let mut seen = Vec::new();
-        loop {
+        let next = || {
             let s = self
                 .samples
                 .recv_timeout(Duration::from_secs(10))
                 .unwrap_or_else(|_| panic!("joint states stopped while waiting for {what}"));
-            let stop = done(&s);
-            seen.push(s);
-            if stop {
-                return seen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{what} never happened; last {:?}",
-                seen.last()
-            );
-        }
+            seen.push(s.clone());
+            s
+        };
+        next_until(what, Duration::from_secs(60), next, done);
+        seen
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use gz_transport::msgs;
 use gz_transport::MsgsPrefix;
+use test_support::{next_until, recv_until, wait_for};
 
 fn start_sim(partition: &str) -> Proc {
     let sim = Proc::spawn(sim_command(
@@ -44,21 +45,18 @@ fn ign_topic_echo_shows_the_ur3e_joints_with_their_sdf_limits() {
     loopback_only();
     let partition = partition("echo");
     let _sim = start_sim(&partition);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let echoed = loop {
-        let out = run_ign(
-            &partition,
-            &["-e", "-t", UR3E_STATE_TOPIC, "-n", "1"],
-            Duration::from_secs(10),
-        );
-        if out.contains("joint {") {
-            break out;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "ign topic -e never printed a joint state; last output:\n{out}"
-        );
-    };
+    let echoed = wait_for(
+        "ign topic -e to print a joint state",
+        Duration::from_secs(60),
+        || {
+            run_ign(
+                &partition,
+                &["-e", "-t", UR3E_STATE_TOPIC, "-n", "1"],
+                Duration::from_secs(10),
+            )
+        },
+        |out| out.contains("joint {"),
+    );
     println!("{echoed}");
     // `ign topic -n 1` can print a second message when two arrive together under load:
     // count limits in the first one only.
@@ -124,28 +122,14 @@ fn ign_topic_command_moves_that_joint_at_cmd_max_and_no_other() {
 
     // `ign topic -p` publishes once, shortly after advertising; repeat until it lands.
     let topic = "/model/ur3e/joint/elbow_joint/0/cmd_pos";
-    let mut moving = None;
-    for _attempt in 0..15 {
+    let moving = (0..15).find_map(|_attempt| {
         run_ign(
             &partition,
             &["-t", topic, "-m", "ignition.msgs.Double", "-p", "data: 0.5"],
             Duration::from_secs(10),
         );
-        let until = Instant::now() + Duration::from_millis(500);
-        while let Some(left) = until.checked_duration_since(Instant::now()) {
-            match samples.recv_timeout(left) {
-                Ok(s) if s.1 > 0.0 => {
-                    moving = Some(s);
-                    break;
-                }
-                Ok(_) => {}
-                Err(_) => break,
-            }
-        }
-        if moving.is_some() {
-            break;
-        }
-    }
+        recv_until(&samples, Duration::from_millis(500), |s| s.1 > 0.0)
+    });
     let start = moving.expect("the elbow never moved after 15 `ign topic -p` commands");
 
     // Collect one second of sim time while the elbow travels (it needs 2 s for 0.5 rad).
@@ -179,17 +163,18 @@ fn ign_topic_command_moves_that_joint_at_cmd_max_and_no_other() {
     assert!(travel.iter().all(|s| s.3 == 0.0), "another joint moved");
 
     // And it stops exactly on the target.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let s = samples
-            .recv_timeout(Duration::from_secs(5))
-            .expect("joint states stopped");
-        if s.1 == 0.5 && s.2 == 0.0 {
-            break;
-        }
-        assert!(s.1 <= 0.5 + 1e-12, "overshoot: {s:?}");
-        assert!(Instant::now() < deadline, "never settled on 0.5: {s:?}");
-    }
+    next_until(
+        "the elbow to settle on 0.5",
+        Duration::from_secs(30),
+        || {
+            let s = samples
+                .recv_timeout(Duration::from_secs(5))
+                .expect("joint states stopped");
+            assert!(s.1 <= 0.5 + 1e-12, "overshoot: {s:?}");
+            s
+        },
+        |s| s.1 == 0.5 && s.2 == 0.0,
+    );
 }
 
 #[test]
@@ -198,16 +183,10 @@ fn ign_topic_list_shows_the_gazebo_topics() {
     let partition = partition("list");
     let _sim = start_sim(&partition);
     let wanted = [UR3E_STATE_TOPIC, "/clock", "/world/ur3e_world/clock"];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let out = run_ign(&partition, &["-l"], Duration::from_secs(10));
-        if wanted.iter().all(|t| out.lines().any(|l| l.trim() == *t)) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "ign topic -l lacks some of {wanted:?}:\n{out}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for(
+        &format!("ign topic -l to show all of {wanted:?}"),
+        Duration::from_secs(60),
+        || run_ign(&partition, &["-l"], Duration::from_secs(10)),
+        |out| wanted.iter().all(|t| out.lines().any(|l| l.trim() == *t)),
+    );
 }

@@ -10,7 +10,7 @@ use common::*;
 use gz_joint_sim::{SimOptions, World};
 use gz_transport::msgs;
 use gz_transport::{MessageInfo, MsgsPrefix, Node};
-use test_support::wait_until;
+use test_support::{recv_until, wait_until};
 
 fn start(test: &str, real_time_factor: Option<f64>) -> (gz_joint_sim::SimHandle, Node) {
     loopback_only();
@@ -187,20 +187,15 @@ fn moving_state(test: &str, effort: gz_joint_sim::EffortReport) -> msgs::Model {
         "/world/posed/model/arm/joint_state",
         |m: msgs::Model| m,
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let m = rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("a moving joint state within 30 s");
-        if m.joint[0]
+    let m = recv_until(&rx, Duration::from_secs(30), |m| {
+        m.joint[0]
             .axis1
             .as_ref()
             .is_some_and(|a| a.velocity > 0.0 && a.position > 0.05)
-        {
-            sim.stop();
-            return m;
-        }
-    }
+    })
+    .expect("a moving joint state within 30 s");
+    sim.stop();
+    m
 }
 
 #[test]

@@ -14,6 +14,7 @@ use common::*;
 use gz_joint_sim::SimOptions;
 use gz_transport::msgs;
 use gz_transport::{MsgsPrefix, Node, Subscription};
+use test_support::next_until;
 
 const CONTROL: &str = "/world/ur3e_world/control";
 const SET_POSE: &str = "/world/ur3e_world/set_pose";
@@ -175,16 +176,9 @@ impl Sim {
         first.elbow
     }
 
-    /// The first joint state that satisfies `done`.
-    fn state_until(&self, what: &str, mut done: impl FnMut(&State) -> bool) -> State {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let s = self.next_state();
-            if done(&s) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "never {what}; last state {s:?}");
-        }
+    /// The first joint state that satisfies `done` (`what` it waits for, in a failure).
+    fn state_until(&self, what: &str, done: impl FnMut(&State) -> bool) -> State {
+        next_until(what, WAIT, || self.next_state(), done)
     }
 
     /// Commands the elbow to `target` until a joint state shows it past `past`. The
@@ -240,7 +234,7 @@ fn pause_stops_sim_time_and_joints_and_unpause_resumes() {
     );
 
     sim.control(|c| c.pause = false);
-    let resumed = sim.state_until("resumed after unpausing", |s| s.stamp > t + 10 * STEP_NS);
+    let resumed = sim.state_until("the world to resume after unpausing", |s| s.stamp > t + 10 * STEP_NS);
     assert!(
         resumed.elbow > frozen,
         "the elbow did not move on: {resumed:?} vs {frozen}"
@@ -273,7 +267,7 @@ fn paused_start_steps_and_multi_steps_exactly_and_a_bare_step_unpauses() {
     // without `pause: true` unpauses the world, which then runs on.
     sim.control(|c| c.step = true);
     sim.drain();
-    sim.state_until("ran on after a bare step", |s| s.stamp > t + 20 * STEP_NS);
+    sim.state_until("the world to run on after a bare step", |s| s.stamp > t + 20 * STEP_NS);
 }
 
 #[test]
@@ -292,17 +286,12 @@ fn run_to_sim_time_runs_until_that_time_then_pauses() {
 
 /// The sim time right after a rewind: the first clock value below `before`.
 fn rewound_clock(sim: &Sim, before: u64) -> u64 {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let t = sim.next_clock();
-        if t < before {
-            return t;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the clock never went back below {before} ns"
-        );
-    }
+    next_until(
+        &format!("the clock to go back below {before} ns"),
+        WAIT,
+        || sim.next_clock(),
+        |&t| t < before,
+    )
 }
 
 #[test]
@@ -405,17 +394,12 @@ impl PoseWatch {
 
     /// The first message that satisfies `done`.
     fn until(&self, mut done: impl FnMut(&[(String, u32, [f64; 3], [f64; 4])]) -> bool) -> Poses {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let p = self.next();
-            if done(&p) {
-                return p;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{POSE_INFO} never showed that; last {p:?}"
-            );
-        }
+        next_until(
+            &format!("{POSE_INFO} to show that"),
+            WAIT,
+            || self.next(),
+            |p| done(p),
+        )
     }
 }
 
@@ -621,13 +605,7 @@ fn a_rated_joint_state_publisher_publishes_at_every_paused_iteration_and_survive
     };
     control(msgs::WorldControl::default());
     // Running: one state per 20 ms of sim time (50 Hz).
-    let deadline = Instant::now() + WAIT;
-    let mut last = next();
-    while last.0 == 0 {
-        assert!(Instant::now() < deadline, "never unpaused");
-        last = next();
-    }
-    let mut moved = last;
+    let mut moved = next_until("sim time to leave 0 (unpaused)", WAIT, next, |s| s.0 != 0);
     for _ in 0..10 {
         let s = next();
         assert_eq!(s.0 - moved.0, 20_000_000, "{s:?} after {moved:?}");
@@ -646,17 +624,9 @@ fn a_rated_joint_state_publisher_publishes_at_every_paused_iteration_and_survive
     });
     // Sim time went back: the publisher goes on (from the reset joint, heading for its
     // initial target again).
-    let deadline = Instant::now() + WAIT;
-    let after = loop {
-        let s = next();
-        if s.0 < moved.0 {
-            break s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no joint state from after the reset"
-        );
-    };
+    let after = next_until("a joint state from after the reset", WAIT, next, |s| {
+        s.0 < moved.0
+    });
     assert!(
         after.1 < moved.1,
         "the joint did not go back: {after:?} vs {moved:?}"
