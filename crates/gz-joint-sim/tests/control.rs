@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use common::*;
 use gz_joint_sim::World;
-use test_support::{next_until, recv_until};
 use gz_transport::msgs;
 use gz_transport::{MsgsPrefix, Node, Subscription};
+use test_support::{next_until, recv_until};
 
 /// One joint-state message: sim time and, per joint, (position, velocity, effort).
 #[derive(Clone, Debug)]

@@ -234,7 +234,9 @@ fn pause_stops_sim_time_and_joints_and_unpause_resumes() {
     );
 
     sim.control(|c| c.pause = false);
-    let resumed = sim.state_until("the world to resume after unpausing", |s| s.stamp > t + 10 * STEP_NS);
+    let resumed = sim.state_until("the world to resume after unpausing", |s| {
+        s.stamp > t + 10 * STEP_NS
+    });
     assert!(
         resumed.elbow > frozen,
         "the elbow did not move on: {resumed:?} vs {frozen}"
@@ -267,7 +269,9 @@ fn paused_start_steps_and_multi_steps_exactly_and_a_bare_step_unpauses() {
     // without `pause: true` unpauses the world, which then runs on.
     sim.control(|c| c.step = true);
     sim.drain();
-    sim.state_until("the world to run on after a bare step", |s| s.stamp > t + 20 * STEP_NS);
+    sim.state_until("the world to run on after a bare step", |s| {
+        s.stamp > t + 20 * STEP_NS
+    });
 }
 
 #[test]

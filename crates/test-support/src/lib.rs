@@ -306,7 +306,12 @@ mod tests {
     #[test]
     #[should_panic(expected = "waiting for an odd number; last 0")]
     fn next_until_panics_showing_the_last_value() {
-        next_until("an odd number", Duration::from_millis(20), || 0, |n| n % 2 == 1);
+        next_until(
+            "an odd number",
+            Duration::from_millis(20),
+            || 0,
+            |n| n % 2 == 1,
+        );
     }
 
     #[test]
@@ -315,7 +320,10 @@ mod tests {
         for n in [1, 2, 3, 4] {
             tx.send(n).unwrap();
         }
-        assert_eq!(recv_until(&rx, Duration::from_secs(5), |n| n % 2 == 0), Some(2));
+        assert_eq!(
+            recv_until(&rx, Duration::from_secs(5), |n| n % 2 == 0),
+            Some(2)
+        );
         assert_eq!(recv_until(&rx, Duration::from_secs(5), |n| *n > 3), Some(4));
         let start = Instant::now();
         assert_eq!(recv_until(&rx, Duration::from_millis(50), |_| true), None);
