@@ -14,7 +14,7 @@ use common::*;
 use gz_joint_sim::World;
 use gz_transport::msgs;
 use gz_transport::{MsgsPrefix, Node, Subscription};
-use test_support::{next_until, recv_until};
+use test_support::{recv_for, recv_until};
 
 /// One joint-state message: sim time and, per joint, (position, velocity, effort).
 #[derive(Clone, Debug)]
@@ -108,17 +108,12 @@ impl Run {
     }
 
     /// Samples until `done` holds for one (bounded), returning all of them.
-    fn until(&self, what: &str, done: impl FnMut(&Sample) -> bool) -> Vec<Sample> {
+    fn until(&self, what: &str, mut done: impl FnMut(&Sample) -> bool) -> Vec<Sample> {
         let mut seen = Vec::new();
-        let next = || {
-            let s = self
-                .samples
-                .recv_timeout(Duration::from_secs(10))
-                .unwrap_or_else(|_| panic!("joint states stopped while waiting for {what}"));
+        recv_for(what, &self.samples, Duration::from_secs(60), |s| {
             seen.push(s.clone());
-            s
-        };
-        next_until(what, Duration::from_secs(60), next, done);
+            done(s)
+        });
         seen
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use gz_transport::msgs;
 use gz_transport::MsgsPrefix;
-use test_support::{next_until, recv_until, wait_for};
+use test_support::{recv_for, recv_until, wait_for};
 
 fn start_sim(partition: &str) -> Proc {
     let sim = Proc::spawn(sim_command(
@@ -163,17 +163,14 @@ fn ign_topic_command_moves_that_joint_at_cmd_max_and_no_other() {
     assert!(travel.iter().all(|s| s.3 == 0.0), "another joint moved");
 
     // And it stops exactly on the target.
-    next_until(
+    recv_for(
         "the elbow to settle on 0.5",
+        &samples,
         Duration::from_secs(30),
-        || {
-            let s = samples
-                .recv_timeout(Duration::from_secs(5))
-                .expect("joint states stopped");
+        |s| {
             assert!(s.1 <= 0.5 + 1e-12, "overshoot: {s:?}");
-            s
+            s.1 == 0.5 && s.2 == 0.0
         },
-        |s| s.1 == 0.5 && s.2 == 0.0,
     );
 }
 

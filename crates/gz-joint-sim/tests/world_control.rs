@@ -14,7 +14,7 @@ use common::*;
 use gz_joint_sim::SimOptions;
 use gz_transport::msgs;
 use gz_transport::{MsgsPrefix, Node, Subscription};
-use test_support::next_until;
+use test_support::recv_for;
 
 const CONTROL: &str = "/world/ur3e_world/control";
 const SET_POSE: &str = "/world/ur3e_world/set_pose";
@@ -178,7 +178,7 @@ impl Sim {
 
     /// The first joint state that satisfies `done` (`what` it waits for, in a failure).
     fn state_until(&self, what: &str, done: impl FnMut(&State) -> bool) -> State {
-        next_until(what, WAIT, || self.next_state(), done)
+        recv_for(what, &self.states, WAIT, done)
     }
 
     /// Commands the elbow to `target` until a joint state shows it past `past`. The
@@ -290,10 +290,10 @@ fn run_to_sim_time_runs_until_that_time_then_pauses() {
 
 /// The sim time right after a rewind: the first clock value below `before`.
 fn rewound_clock(sim: &Sim, before: u64) -> u64 {
-    next_until(
+    recv_for(
         &format!("the clock to go back below {before} ns"),
+        &sim.clock,
         WAIT,
-        || sim.next_clock(),
         |&t| t < before,
     )
 }
@@ -398,10 +398,10 @@ impl PoseWatch {
 
     /// The first message that satisfies `done`.
     fn until(&self, mut done: impl FnMut(&[(String, u32, [f64; 3], [f64; 4])]) -> bool) -> Poses {
-        next_until(
+        recv_for(
             &format!("{POSE_INFO} to show that"),
+            &self.poses,
             WAIT,
-            || self.next(),
             |p| done(p),
         )
     }
@@ -609,7 +609,9 @@ fn a_rated_joint_state_publisher_publishes_at_every_paused_iteration_and_survive
     };
     control(msgs::WorldControl::default());
     // Running: one state per 20 ms of sim time (50 Hz).
-    let mut moved = next_until("sim time to leave 0 (unpaused)", WAIT, next, |s| s.0 != 0);
+    let mut moved = recv_for("sim time to leave 0 (unpaused)", &states, WAIT, |s| {
+        s.0 != 0
+    });
     for _ in 0..10 {
         let s = next();
         assert_eq!(s.0 - moved.0, 20_000_000, "{s:?} after {moved:?}");
@@ -628,7 +630,7 @@ fn a_rated_joint_state_publisher_publishes_at_every_paused_iteration_and_survive
     });
     // Sim time went back: the publisher goes on (from the reset joint, heading for its
     // initial target again).
-    let after = next_until("a joint state from after the reset", WAIT, next, |s| {
+    let after = recv_for("a joint state from after the reset", &states, WAIT, |s| {
         s.0 < moved.0
     });
     assert!(

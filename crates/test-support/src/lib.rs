@@ -67,30 +67,8 @@ pub fn wait_until(what: &str, timeout: Duration, done: impl FnMut() -> bool) {
 pub fn wait_for<T: Debug>(
     what: &str,
     timeout: Duration,
-    read: impl FnMut() -> T,
-    done: impl Fn(&T) -> bool,
-) -> T {
-    read_until(what, timeout, read, done, POLL)
-}
-
-/// [`wait_for`], for a `next` that itself waits for something new (the next message of a
-/// channel, the next line of a process): it is called again at once, with no pause, so that
-/// messages arriving faster than [`wait_for`] polls are not left to pile up.
-pub fn next_until<T: Debug>(
-    what: &str,
-    timeout: Duration,
-    next: impl FnMut() -> T,
-    done: impl FnMut(&T) -> bool,
-) -> T {
-    read_until(what, timeout, next, done, Duration::ZERO)
-}
-
-fn read_until<T: Debug>(
-    what: &str,
-    timeout: Duration,
     mut read: impl FnMut() -> T,
-    mut done: impl FnMut(&T) -> bool,
-    pause: Duration,
+    done: impl Fn(&T) -> bool,
 ) -> T {
     let deadline = Instant::now() + timeout;
     loop {
@@ -102,9 +80,7 @@ fn read_until<T: Debug>(
             Instant::now() < deadline,
             "timed out after {timeout:?} waiting for {what}; last {value:?}"
         );
-        if !pause.is_zero() {
-            std::thread::sleep(pause);
-        }
+        std::thread::sleep(POLL);
     }
 }
 
@@ -113,17 +89,40 @@ fn read_until<T: Debug>(
 pub fn recv_until<T>(
     rx: &Receiver<T>,
     timeout: Duration,
-    mut matches: impl FnMut(&T) -> bool,
+    matches: impl FnMut(&T) -> bool,
 ) -> Option<T> {
+    recv_first(rx, timeout, matches).ok()
+}
+
+/// [`recv_until`], for a message that must come: panics naming `what` and showing the last
+/// message taken if none satisfies `done` within `timeout`.
+pub fn recv_for<T: Debug>(
+    what: &str,
+    rx: &Receiver<T>,
+    timeout: Duration,
+    done: impl FnMut(&T) -> bool,
+) -> T {
+    recv_first(rx, timeout, done).unwrap_or_else(|last| {
+        panic!("timed out after {timeout:?} waiting for {what}; last {last:?}")
+    })
+}
+
+/// The first message from `rx` that satisfies `done` within `timeout`, or the last one taken.
+fn recv_first<T>(
+    rx: &Receiver<T>,
+    timeout: Duration,
+    mut done: impl FnMut(&T) -> bool,
+) -> Result<T, Option<T>> {
     let deadline = Instant::now() + timeout;
+    let mut last = None;
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {
         match rx.recv_timeout(left) {
-            Ok(message) if matches(&message) => return Some(message),
-            Ok(_) => {}
-            Err(_) => return None,
+            Ok(message) if done(&message) => return Ok(message),
+            Ok(message) => last = Some(message),
+            Err(_) => break,
         }
     }
-    None
+    Err(last)
 }
 
 /// A child process killed (and reaped) when the guard drops; its output lines arrive, as it
@@ -282,36 +281,29 @@ mod tests {
     }
 
     #[test]
-    fn next_until_takes_every_value_with_no_pause_and_returns_the_first_done() {
+    fn recv_for_returns_the_first_message_that_is_done() {
         let (tx, rx) = mpsc::channel();
         for n in 0..1000 {
             tx.send(n).unwrap();
         }
-        let start = Instant::now();
         let mut taken = 0;
-        let got = next_until(
-            "999",
-            Duration::from_secs(5),
-            || rx.recv().unwrap(),
-            |n| {
-                taken += 1;
-                *n == 999
-            },
-        );
+        let got = recv_for("999", &rx, Duration::from_secs(5), |n| {
+            taken += 1;
+            *n == 999
+        });
         assert_eq!((got, taken), (999, 1000));
-        // wait_for would have paused 999 times 10 ms.
-        assert!(start.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
-    #[should_panic(expected = "waiting for an odd number; last 0")]
-    fn next_until_panics_showing_the_last_value() {
-        next_until(
-            "an odd number",
-            Duration::from_millis(20),
-            || 0,
-            |n| n % 2 == 1,
-        );
+    #[should_panic(expected = "waiting for an odd number; last Some(4)")]
+    fn recv_for_panics_showing_the_last_message() {
+        let (tx, rx) = mpsc::channel();
+        for n in [2, 4] {
+            tx.send(n).unwrap();
+        }
+        recv_for("an odd number", &rx, Duration::from_millis(20), |n| {
+            n % 2 == 1
+        });
     }
 
     #[test]
