@@ -139,21 +139,14 @@ impl Sim {
     /// first repeat). A running world never repeats a value; a paused one repeats it at
     /// every iteration.
     fn settled_clock(&self, from: Option<u64>) -> u64 {
-        let deadline = Instant::now() + WAIT;
         let mut moved = from.is_none();
         let mut last = u64::MAX;
-        loop {
-            assert!(
-                Instant::now() < deadline,
-                "the clock never settled (last {last} ns)"
-            );
-            let t = self.next_clock();
-            if moved && t == last {
-                return t;
-            }
+        recv_for("the clock to settle (ns)", &self.clock, WAIT, |&t| {
+            let repeated = moved && t == last;
             moved |= from.is_some_and(|f| t != f);
             last = t;
-        }
+            repeated
+        })
     }
 
     /// The next `n` clock values and `n` joint states all carry sim time `t`, and the elbow
