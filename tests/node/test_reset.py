@@ -77,6 +77,10 @@ def test_after_a_reset_the_new_worlds_states_clock_and_stamps_are_published_at_o
     publisher = world.publisher(Float64MultiArray, TARGETS)
     world.node.create_timer(0.02, lambda: publisher.publish(Float64MultiArray(data=target)))
     world.wait_for(lambda: states[-1][2][0] > 0.2, START_S, 'the arm driven away')
+    # The old world runs past the new world's second below, so that any old-world state
+    # published after the new world began stands out by its stamp (on a quick machine the arm
+    # is away before the old world's first second is over).
+    world.wait_for(lambda: states[-1][1] > 2.0, START_S, 'two seconds of the old world')
     reset = Reset(states)
     before = reset.before
     world.reset_world(IGN_SERVICE_CLI, 'ur3e_world', 'ignition.msgs.')
