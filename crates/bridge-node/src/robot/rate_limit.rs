@@ -4,7 +4,8 @@ use std::time::Duration;
 pub(crate) const FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Lets a log line through at most once per interval and counts the ones held back: the
-/// driver contract's limiter, owned here by one thread (the loop), so it needs no lock.
+/// driver contract's limiter, for what one thread owns (the loop's logs); a log that several
+/// threads reach takes the contract's `RateLimitedWarning`.
 pub(crate) use sas_robot_driver_gazebo::RateLimit;
 
 /// ` (N similar messages suppressed)`, or nothing when none were.

@@ -18,7 +18,7 @@ use ros_env::std_msgs::msg::rmw::{
 };
 use ros_env::std_msgs::msg::{Float64MultiArray, Int32MultiArray};
 
-use sas_robot_driver_gazebo::Command;
+use sas_robot_driver_gazebo::{Command, RateLimitedWarning};
 
 use crate::robot::counters::RobotCounters;
 use crate::robot::mailbox::TargetMailbox;
@@ -35,7 +35,7 @@ const EXCLUSIVITY_CHECK_PERIOD: Duration = Duration::from_secs(1);
 /// period, bounds it). Before the loop serves the robot, they are dropped with an error.
 pub(crate) struct RateTargets {
     forwarder: Mutex<Option<RateForwarder>>,
-    early_log: Mutex<RateLimit>,
+    early_log: RateLimitedWarning,
 }
 
 pub(crate) type RateForwarder = Box<dyn Fn(Command, &[f64]) + Send>;
@@ -44,7 +44,7 @@ impl RateTargets {
     fn new() -> Self {
         RateTargets {
             forwarder: Mutex::default(),
-            early_log: Mutex::new(RateLimit::new(FAILURE_LOG_INTERVAL)),
+            early_log: RateLimitedWarning::new(FAILURE_LOG_INTERVAL),
         }
     }
 
@@ -52,7 +52,7 @@ impl RateTargets {
         if let Some(forward) = self.forwarder.lock().as_ref() {
             return forward(command, target);
         }
-        if let Some(suppressed) = self.early_log.lock().permit(Instant::now()) {
+        if let Some(suppressed) = self.early_log.permit(Instant::now()) {
             tracing::error!(
                 "::Target refused::{command}: the robot is not initialized yet (waiting for \
                  Gazebo); the target is dropped.{}",
