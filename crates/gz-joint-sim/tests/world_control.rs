@@ -14,14 +14,13 @@ use common::*;
 use gz_joint_sim::SimOptions;
 use gz_transport::msgs;
 use gz_transport::{MsgsPrefix, Node, Subscription};
-use test_support::recv_for;
+use test_support::{recv_for, IGN_SERVICE};
 
 const CONTROL: &str = "/world/ur3e_world/control";
 const SET_POSE: &str = "/world/ur3e_world/set_pose";
 const POSE_INFO: &str = "/world/ur3e_world/pose/info";
 const CLOCK: &str = "/world/ur3e_world/clock";
 const ELBOW_CMD: &str = "/model/ur3e/joint/elbow_joint/0/cmd_pos";
-const IGN_SERVICE: &str = "/usr/libexec/ignition/transport11/ign-transport-service";
 /// The world's step (`<max_step_size>`), in nanoseconds of sim time.
 const STEP_NS: u64 = 2_000_000;
 /// Bound on every wait for something the simulator should do.

@@ -37,8 +37,7 @@ use crate::msgs::Double;
 use crate::test_support::{eventually, node_on_own_port, PATIENCE};
 use crate::Node;
 
-/// The real C++ peer (Debian `ignition-transport-cli`).
-const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
+use ::test_support::IGN_TOPIC;
 /// The topic every step uses (one step after the other, so they never meet).
 const TOPIC: &str = "/x";
 const DOUBLE: &str = "ignition.msgs.Double";

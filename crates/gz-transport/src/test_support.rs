@@ -1,7 +1,7 @@
 //! What the in-crate tests share: how long they wait for the network, how they wait, and a
 //! node on a discovery port of its own.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::{Node, NodeOptions};
@@ -14,17 +14,8 @@ pub(crate) fn eventually(cond: impl FnMut() -> bool) -> bool {
     eventually_within(PATIENCE, cond)
 }
 
-/// Whether `cond` holds within `timeout` (polled every 10 ms).
-pub(crate) fn eventually_within(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while !cond() {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    true
-}
+/// Whether `cond` holds within `timeout` (polled every 10 ms): the workspace's.
+pub(crate) use ::test_support::eventually as eventually_within;
 
 /// A node in `partition` on loopback whose discovery uses `port`, whatever the environment.
 pub(crate) fn node_on_own_port(partition: &str, port: u16) -> Node {

@@ -16,6 +16,11 @@ use std::time::{Duration, Instant};
 /// The address every test keeps discovery and traffic on.
 pub const LOOPBACK: &str = "127.0.0.1";
 
+/// The real C++ peers: gz-transport 11's topic and service CLIs (Debian
+/// `ignition-transport-cli`), what `ign topic` and `ign service` run.
+pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
+pub const IGN_SERVICE: &str = "/usr/libexec/ignition/transport11/ign-transport-service";
+
 /// How often [`eventually`], [`wait_until`] and [`wait_for`] look again.
 const POLL: Duration = Duration::from_millis(10);
 

@@ -7,7 +7,7 @@ use std::process::Command;
 use test_support::loopback_only;
 pub use test_support::ChildGuard;
 
-pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
+pub use test_support::IGN_TOPIC;
 
 /// A partition no other test (or test run) shares.
 pub fn unique_partition(test: &str) -> String {

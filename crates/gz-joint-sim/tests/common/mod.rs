@@ -11,11 +11,12 @@ use gz_joint_sim::{SimHandle, SimOptions, World};
 use gz_transport::msgs::{self, GzMessage};
 use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
 
-pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
 #[allow(unused_imports)] // each test file uses its own subset
 pub use gz_joint_sim::ur3e_world::{JOINTS as UR3E_JOINTS, JOINT_STATES as UR3E_STATE_TOPIC};
 #[allow(unused_imports)] // each test file uses its own subset
 pub use test_support::loopback_only;
+#[allow(unused_imports)] // each test file uses its own subset
+pub use test_support::IGN_TOPIC;
 use test_support::{in_partition, ChildGuard};
 
 /// A partition no other test (or test run) shares.

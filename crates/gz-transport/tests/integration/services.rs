@@ -13,9 +13,8 @@ use gz_transport::msgs::{Boolean, StringMsg, WorldControl};
 use gz_transport::{MsgsPrefix, Node, ServiceError, ServiceResponder};
 
 use crate::support::{eventually, node, partition, run, ChildGuard, PATIENCE};
+use test_support::IGN_SERVICE;
 
-/// The real C++ service CLI (Debian `ignition-transport-cli`).
-const IGN_SERVICE: &str = "/usr/libexec/ignition/transport11/ign-transport-service";
 /// Our CLI.
 const GZ_SERVICE: &str = env!("CARGO_BIN_EXE_gz-service");
 

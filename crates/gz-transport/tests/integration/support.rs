@@ -7,7 +7,7 @@ use gz_transport::msgs::Double;
 use gz_transport::{MessageInfo, MsgsPrefix, Node, NodeOptions, Subscription};
 
 /// The real C++ peer (Debian `ignition-transport-cli`).
-pub const IGN_TOPIC: &str = "/usr/libexec/ignition/transport11/ign-transport-topic";
+pub use test_support::IGN_TOPIC;
 /// Our CLI, built by cargo for the integration tests.
 pub const GZ_TOPIC: &str = env!("CARGO_BIN_EXE_gz-topic");
 /// Upper bound of every wait for discovery or delivery (generous: 2 loaded cores).
